@@ -1,0 +1,3 @@
+"""A mock interviewer for LLM reinforcement-learning jobs."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,5 @@
+import sys
+
+from interviewer.cli import main
+
+sys.exit(main())

@@ -1,0 +1,135 @@
+"""Terminal mode: `python -m interviewer`."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+
+from interviewer.errors import AnswerRejected, InterviewerError
+from interviewer.resume import read_resume
+from interviewer.session import Backend, Interviewer, Session
+from interviewer.settings import add_model_flags, settings_from_args
+
+HELP = {
+    "zh": "命令：/skip 跳过本题，/quit 保存并退出（之后用 --resume 继续），/help 帮助。多行回答以单独一行 . 结束。",
+    "en": "Commands: /skip skips the question, /quit saves and leaves (continue later with --resume), /help. "
+          "For a multi-line answer, end with a line holding only '.'.",
+}
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(prog="python -m interviewer", description="A mock interviewer for LLM RL jobs.")
+    p.add_argument("--lang", choices=["zh", "en"], help="interview language (default zh)")
+    p.add_argument("-n", "--questions", type=int, help="number of seed questions (default 4)")
+    p.add_argument("--track", choices=["algorithm", "infra", "mixed"], help="your track; the other side is asked too")
+    p.add_argument("--infra-share", type=float, help="share of questions from the other side (default 0.35)")
+    p.add_argument("--followups", type=int, help="follow-up budget per question (default 3)")
+    p.add_argument("--coach", action="store_true", default=None, help="show the rubric verdicts after every answer")
+    p.add_argument("--show-scores", action="store_true", default=None, help="print each answer's score live")
+    p.add_argument("--resume-file", type=Path, help="your resume (PDF, Markdown or text): questions follow it")
+    p.add_argument("--seed", type=int, help="random seed for the question plan")
+    p.add_argument("--resume", metavar="SESSION_ID", help="continue a saved session")
+    p.add_argument("--list", action="store_true", help="list saved sessions and exit")
+    add_model_flags(p)
+    return p.parse_args(argv)
+
+
+def _read_answer(prompt: str) -> str:
+    first = input(prompt)
+    if first.strip() != '"""' and not first.endswith("\\"):
+        return first
+    lines = [first.rstrip("\\")] if first.strip() != '"""' else []
+    while True:
+        line = input("... ")
+        if line.strip() in (".", '"""'):
+            return "\n".join(lines)
+        lines.append(line)
+
+
+def _show(events: list[dict], session: Session, out) -> None:
+    cfg = session.state.get("config", {})
+    for e in events:
+        if e["role"] != "interviewer":
+            continue
+        if e["kind"] == "question":
+            print(f"\n[{e['index']}/{e['total']} · {e['section']}]", file=out)
+        print(f"面试官> {e['text']}" if cfg.get("lang") == "zh" else f"Interviewer> {e['text']}", file=out)
+
+
+def _show_grade(session: Session, settings, out) -> None:
+    cfg = session.state.get("config", {})
+    grade = session.last_grade()
+    if not grade:
+        return
+    if settings.show_scores or cfg.get("coach"):
+        print(f"  (score {grade['score']}/10, grader: {grade['grader']})", file=out)
+    if cfg.get("coach") and grade.get("feedback"):
+        print("  " + grade["feedback"].replace("\n", "\n  "), file=out)
+
+
+def run(session: Session, settings, out=sys.stdout, read=_read_answer) -> int:
+    lang = session.state["config"].get("lang", "zh")
+    print(HELP[lang], file=out)
+    pending = session.pending
+    if pending:
+        _show([{"role": "interviewer", **pending}], session, out)
+    while session.pending is not None:
+        try:
+            text = read("你> " if lang == "zh" else "You> ")
+        except EOFError:
+            text = "/quit"
+        cmd = text.strip().lower()
+        if cmd in ("/quit", "/exit", "/q"):
+            print(f"Saved. Continue with: python -m interviewer --resume {session.id}", file=out)
+            return 0
+        if cmd == "/help":
+            print(HELP[lang], file=out)
+            continue
+        try:
+            events = session.skip() if cmd == "/skip" else session.answer(text)
+        except AnswerRejected as exc:
+            print(f"! {exc}", file=out)
+            continue
+        if cmd != "/skip":
+            _show_grade(session, settings, out)
+        _show(events, session, out)
+    md, js = session.report_paths()
+    from interviewer.report import to_markdown
+
+    print("\n" + to_markdown(session.report), file=out)
+    print(f"Report saved: {md} and {js}", file=out)
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    settings = settings_from_args(args)
+    backend = None
+    try:
+        if args.list:
+            app = Interviewer.open(settings)
+            for s in app.list_sessions():
+                print(f"{s['id']}  {s['status']:9}  {s['lang']}  {s['questions']} questions  overall {s['overall']}")
+            return 0
+        backend = Backend.open(settings)
+        print(f"Using {backend.description}; grader: {settings.resolved_grader()}", flush=True)
+        app = Interviewer.open(settings, backend)
+        if args.resume:
+            session = app.session(args.resume)
+        else:
+            resume = read_resume(args.resume_file) if args.resume_file else ""
+            session = app.new_session(resume=resume)
+            print(f"Session {session.id}", flush=True)
+        return run(session, settings)
+    except InterviewerError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("\nInterrupted; your answers so far are saved.", file=sys.stderr)
+        return 130
+    finally:
+        if backend:
+            backend.close()

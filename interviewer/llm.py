@@ -1,0 +1,120 @@
+"""The one module that talks to a model: any OpenAI-compatible endpoint (vLLM, llama.cpp, hosted).
+
+Everything else depends on the small `ChatModel` protocol, so the scripted fake in the tests
+and the real server fit the same seam.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Iterator
+from typing import Protocol, TypeVar
+
+import openai
+from pydantic import BaseModel, ValidationError
+
+from interviewer.errors import EndpointError, ModelOutputError
+
+log = logging.getLogger(__name__)
+T = TypeVar("T", bound=BaseModel)
+Message = dict[str, str]
+
+
+class ChatModel(Protocol):
+    name: str
+
+    def complete(self, messages: list[Message], *, max_tokens: int = 400, temperature: float = 0.3) -> str: ...
+
+    def structured(self, messages: list[Message], schema: type[T], *, max_tokens: int = 600) -> T: ...
+
+
+def json_schema(schema: type[BaseModel]) -> dict:
+    """The schema a server is asked to follow: closed objects, no `"items": false` (llama.cpp rejects it)."""
+
+    def close(node):
+        if isinstance(node, dict):
+            if node.get("type") == "object":
+                node.setdefault("additionalProperties", False)
+            if node.get("items") is False:
+                del node["items"]
+            for value in node.values():
+                close(value)
+        elif isinstance(node, list):
+            for value in node:
+                close(value)
+        return node
+
+    return close(schema.model_json_schema())
+
+
+class OpenAIChat:
+    """A chat model behind an OpenAI-compatible endpoint."""
+
+    def __init__(self, base_url: str, model: str, api_key: str | None = None, timeout: float = 120.0, retries: int = 2):
+        self.base_url = base_url.rstrip("/")
+        self.name = model
+        self.retries = retries
+        self._client = openai.OpenAI(
+            base_url=self.base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=retries
+        )
+
+    def _create(self, **kwargs):
+        try:
+            return self._client.chat.completions.create(model=self.name, **kwargs)
+        except openai.APITimeoutError:
+            raise EndpointError(
+                f"The model at {self.base_url} did not answer within the timeout. "
+                "Try again, raise --timeout, or use a smaller/faster model."
+            ) from None
+        except openai.APIConnectionError:
+            raise EndpointError(
+                f"Cannot reach the model endpoint {self.base_url}. Start the server (e.g. `vllm serve MODEL`), "
+                "fix --base-url / OPENAI_BASE_URL, or unset them to use the embedded local model."
+            ) from None
+        except openai.AuthenticationError:
+            raise EndpointError(f"{self.base_url} refused the API key: set --api-key or OPENAI_API_KEY.") from None
+        except openai.NotFoundError:
+            raise EndpointError(f"{self.base_url} has no model named {self.name!r}: check --model.") from None
+        except openai.APIStatusError as exc:
+            raise EndpointError(f"{self.base_url} answered HTTP {exc.status_code}: {exc.message}") from None
+
+    def complete(self, messages: list[Message], *, max_tokens: int = 400, temperature: float = 0.3) -> str:
+        resp = self._create(messages=messages, max_tokens=max_tokens, temperature=temperature)
+        return (resp.choices[0].message.content or "").strip()
+
+    def stream(self, messages: list[Message], *, max_tokens: int = 400, temperature: float = 0.3) -> Iterator[str]:
+        for chunk in self._create(messages=messages, max_tokens=max_tokens, temperature=temperature, stream=True):
+            if chunk.choices and chunk.choices[0].delta.content:
+                yield chunk.choices[0].delta.content
+
+    def structured(self, messages: list[Message], schema: type[T], *, max_tokens: int = 600) -> T:
+        """Ask for `schema` as JSON output, validate it, retry a bounded number of times."""
+        fmt = {"type": "json_schema", "json_schema": {"name": schema.__name__, "schema": json_schema(schema), "strict": True}}
+        problem = ""
+        for attempt in range(1 + self.retries):
+            resp = self._create(messages=messages, max_tokens=max_tokens, temperature=0.0, response_format=fmt)
+            text = resp.choices[0].message.content or ""
+            try:
+                return schema.model_validate(json.loads(text))
+            except (json.JSONDecodeError, ValidationError) as exc:
+                problem = f"{type(exc).__name__}: {str(exc)[:200]}"
+                log.warning("invalid %s from %s (attempt %d): %s", schema.__name__, self.name, attempt + 1, problem)
+                time.sleep(0.2 * (attempt + 1))
+        raise ModelOutputError(
+            f"The model {self.name} at {self.base_url} did not return a valid {schema.__name__} "
+            f"after {1 + self.retries} attempts ({problem}). A larger model, or --grader embedding, avoids this."
+        )
+
+    def ping(self) -> None:
+        """Fail early, with a clear message, when the endpoint is down."""
+        try:
+            self._client.with_options(max_retries=0, timeout=10).models.list()
+        except openai.APIConnectionError:
+            raise EndpointError(
+                f"Cannot reach the model endpoint {self.base_url}. Start the server, fix --base-url / "
+                "OPENAI_BASE_URL, or unset them to use the embedded local model."
+            ) from None
+        except openai.APIStatusError:
+            pass  # some servers have no /models route; the first real call will tell

@@ -1,0 +1,151 @@
+"""The graph's nodes. Each reads the state, does one thing, and returns an update."""
+
+from __future__ import annotations
+
+import logging
+
+from langgraph.runtime import Runtime
+from langgraph.types import interrupt
+
+from interviewer import prompts
+from interviewer.context import Deps
+from interviewer.phrasing import phrase
+from interviewer.planner import chain_successor, make_plan, resume_terms
+from interviewer.policy import Decision, QuestionProgress, decide, merge_verdicts
+from interviewer.report import build_report
+from interviewer.scoring import Grade, Verdict, compute_score
+from interviewer.state import InterviewState
+from knowledge.schema import Question
+
+log = logging.getLogger(__name__)
+
+
+def _lang(state: InterviewState) -> str:
+    return state["config"].get("lang", "zh")
+
+
+def plan_session(state: InterviewState, runtime: Runtime[Deps]) -> dict:
+    if state.get("plan"):
+        return {}
+    cfg = state["config"]
+    plan = make_plan(
+        runtime.context.bank, cfg.get("questions", 4), cfg.get("track", "mixed"), cfg.get("infra_share", 0.35),
+        seed=cfg.get("seed"), resume=state.get("resume", ""), focus=cfg.get("focus"),
+    )
+    return {"plan": plan, "q_index": 0, "status": "running"}
+
+
+def pick_question(state: InterviewState, runtime: Runtime[Deps]) -> dict:
+    i = state.get("q_index", 0)
+    if i >= len(state["plan"]):
+        return {"current": {}}
+    qid = state["plan"][i]
+    question = runtime.context.store.question(qid)  # the rubric, retrieved from Chroma
+    return {
+        "current": {"qid": qid, "progress": QuestionProgress().model_dump(), "answers": [], "decisions": [], "verdicts": []},
+        "question": question.model_dump(),
+    }
+
+
+def ask(state: InterviewState, runtime: Runtime[Deps]) -> dict:
+    q = Question.model_validate(state["question"])
+    lang = _lang(state)
+    n, i = len(state["plan"]), state["q_index"]
+    text, source = phrase(runtime.context.model, q.text(lang), lang) if runtime.context.settings.phrasing == "model" else (q.text(lang), "written")
+    pending = {"qid": q.id, "kind": "question", "text": text, "source": source, "index": i + 1, "total": n,
+               "section": q.section, "tags": q.tags}
+    return {"pending": pending, "transcript": [{"role": "interviewer", **pending}]}
+
+
+def wait_answer(state: InterviewState) -> dict:
+    given = interrupt(state["pending"])  # the driver resumes with {"action": ..., "text": ...}
+    entry = {"role": "candidate", "qid": state["pending"]["qid"], "kind": given.get("action", "answer"),
+             "text": given.get("text", "")}
+    return {"last_input": given, "transcript": [entry]}
+
+
+def retrieve(state: InterviewState, runtime: Runtime[Deps]) -> dict:
+    """Fetch the current question's rubric from the Chroma store (it may have been rebuilt)."""
+    return {"question": runtime.context.store.question(state["current"]["qid"]).model_dump()}
+
+
+def score(state: InterviewState, runtime: Runtime[Deps]) -> dict:
+    q = Question.model_validate(state["question"])
+    answer = state["last_input"].get("text", "")
+    grade = runtime.context.grader.grade(q, answer, _lang(state))
+    cur = dict(state["current"])
+    previous = [Verdict.model_validate(v) for v in cur["verdicts"]]
+    merged = merge_verdicts(previous, grade.verdicts)
+    cur["answers"] = cur["answers"] + [{"prompt": state["pending"], "answer": answer, "grade": grade.model_dump()}]
+    cur["verdicts"] = [v.model_dump() for v in merged]
+    return {"current": cur}
+
+
+def choose_followup(state: InterviewState, runtime: Runtime[Deps]) -> dict:
+    q = Question.model_validate(state["question"])
+    cur = dict(state["current"])
+    last = Grade.model_validate(cur["answers"][-1]["grade"])
+    progress = QuestionProgress.model_validate(cur["progress"])
+    avoid = set()
+    if state.get("resume"):
+        terms = resume_terms(state["resume"])
+        avoid = {t for t in ("dapo", "gspo", "cispo", "sapo", "areal", "slime", "prorl", "remax") if t not in terms}
+    decision = decide(q, [Verdict.model_validate(v) for v in cur["verdicts"]], last, progress,
+                      budget=state["config"].get("followups", 3), avoid_terms=avoid)
+    cur["decisions"] = cur["decisions"] + [decision.model_dump()]
+    return {"current": cur}
+
+
+def _followup_line(q: Question, decision: Decision, lang: str) -> str:
+    if decision.action == "challenge":
+        return prompts.CHALLENGE[lang].substitute(evidence=decision.evidence[:120])
+    return getattr(q.rubric.probes[decision.probe], lang)
+
+
+def follow_up(state: InterviewState, runtime: Runtime[Deps]) -> dict:
+    q = Question.model_validate(state["question"])
+    lang = _lang(state)
+    cur = dict(state["current"])
+    decision = Decision.model_validate(cur["decisions"][-1])
+    line = _followup_line(q, decision, lang)
+    secrets = [getattr(kp, lang) for kp in q.rubric.key_points if kp.id == decision.target]
+    if runtime.context.settings.phrasing == "model" and decision.action != "challenge":
+        text, source = phrase(runtime.context.model, line, lang, secrets)
+    else:
+        text, source = line, "written"
+    progress = QuestionProgress.model_validate(cur["progress"])
+    progress.depth += 1
+    if decision.probe is not None:
+        progress.asked_probes.append(decision.probe)
+    progress.hinted |= decision.action == "hint"
+    if decision.action == "challenge":
+        progress.challenged.append(int(decision.target.split(":")[1]))
+    cur["progress"] = progress.model_dump()
+    pending = {**state["pending"], "kind": "followup", "text": text, "source": source, "action": decision.action,
+               "pattern": decision.pattern, "target": decision.target}
+    return {"current": cur, "pending": pending, "transcript": [{"role": "interviewer", **pending}]}
+
+
+def close_question(state: InterviewState, runtime: Runtime[Deps]) -> dict:
+    cur = dict(state["current"])
+    verdicts = [Verdict.model_validate(v) for v in cur["verdicts"]]
+    skipped = not cur["answers"]
+    misconceptions = {m["pitfall"] for a in cur["answers"] for m in a["grade"]["misconceptions"]}
+    final = 0.0 if skipped else compute_score(verdicts, len(misconceptions))
+    record = {**cur, "skipped": skipped, "score": final, "section": state["question"]["section"],
+              "tags": state["question"]["tags"], "difficulty": state["question"]["difficulty"]}
+    plan = list(state["plan"])
+    i = state["q_index"]
+    # a good answer leads to the next link of the documents' chain, if it keeps the ramp
+    if final >= 7.0 and i + 1 < len(plan):
+        asked = set(plan[: i + 1])
+        nxt = chain_successor(runtime.context.bank, cur["qid"], asked | set(plan))
+        core_end = len([p for p in plan if runtime.context.bank.questions[p].section in ("algorithm", "infra")])
+        if nxt and i + 1 < core_end and runtime.context.bank.questions[nxt].difficulty >= state["question"]["difficulty"]:
+            plan[i + 1] = nxt
+    return {"results": [record], "q_index": i + 1, "plan": plan}
+
+
+def finish(state: InterviewState, runtime: Runtime[Deps]) -> dict:
+    report = build_report(state, runtime.context.bank)
+    return {"report": report, "status": "finished", "pending": {}}

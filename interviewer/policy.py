@@ -1,0 +1,110 @@
+"""The follow-up policy: code, not a prompt, decides what the interviewer does next.
+
+Inputs are the rubric, the cumulative verdicts on the current question, the last answer's
+grade and what has already been asked. The model only turns a decision into words.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from pydantic import BaseModel
+
+from interviewer.scoring import Grade, Verdict
+from knowledge.schema import Question
+
+Action = Literal["deepen", "gap", "challenge", "hint", "next"]
+
+STRONG_SCORE = 7.5  # at or above (with no essential point missing): go deeper
+WEAK_SCORE = 2.0  # below: treat like "I don't know"
+DEEPEN_ORDER = (
+    "why", "counterfactual", "successor", "failure_mitigation", "quantitative", "formula",
+    "implementation", "jump_infra", "jump_algorithm", "agentic", "scenario",
+)
+RANK = {"essential": 0, "important": 1, "optional": 2}
+
+
+class Decision(BaseModel):
+    action: Action
+    reason: str
+    probe: int | None = None  # index into rubric.probes
+    pattern: str | None = None
+    target: str | None = None  # key point id, or "pitfall:N" for a challenge
+    evidence: str = ""  # the candidate's sentence being challenged
+
+
+class QuestionProgress(BaseModel):
+    """What has happened on the current question so far."""
+
+    depth: int = 0  # follow-ups asked
+    asked_probes: list[int] = []
+    hinted: bool = False
+    challenged: list[int] = []  # pitfall indices already challenged
+
+
+def _unused(question: Question, progress: QuestionProgress, avoid_terms: set[str]) -> list[int]:
+    """Probes not asked yet; those naming methods the candidate does not list come last
+    (de-prioritised, not banned: the documents say "简历里没有应该不问")."""
+    probes = question.rubric.probes
+    fresh = [i for i in range(len(probes)) if i not in progress.asked_probes]
+    return sorted(fresh, key=lambda i: any(t in (probes[i].zh + probes[i].en).lower() for t in avoid_terms))
+
+
+def decide(
+    question: Question,
+    cumulative: list[Verdict],
+    last: Grade,
+    progress: QuestionProgress,
+    budget: int = 3,
+    avoid_terms: set[str] = frozenset(),
+) -> Decision:
+    rubric = question.rubric
+    if progress.depth >= budget:
+        return Decision(action="next", reason=f"follow-up budget of {budget} reached")
+    unused = _unused(question, progress, avoid_terms)
+
+    if last.dont_know or last.score < WEAK_SCORE and not any(v.status != "missed" for v in cumulative):
+        hint = next((i for i in unused if rubric.probes[i].pattern == "hint"), None)
+        if not progress.hinted and hint is not None:
+            return Decision(action="hint", reason="the candidate did not know: one easier angle", probe=hint,
+                            pattern="hint", target=(rubric.probes[hint].targets or [None])[0])
+        return Decision(action="next", reason="still no answer after a hint: move on")
+
+    fresh_miscs = [m for m in last.misconceptions if m.pitfall not in progress.challenged]
+    if fresh_miscs:
+        m = fresh_miscs[0]
+        return Decision(action="challenge", reason="the answer states a known misconception",
+                        target=f"pitfall:{m.pitfall}", evidence=m.evidence)
+
+    weights = {kp.id: kp.weight for kp in rubric.key_points}
+    missing = sorted((v for v in cumulative if v.status != "covered" and v.weight != "optional"),
+                     key=lambda v: (RANK[weights[v.key]], v.status == "partial"))
+    for verdict in missing:
+        probe = next((i for i in unused if verdict.key in rubric.probes[i].targets
+                      and rubric.probes[i].pattern != "hint"), None)
+        if probe is not None:
+            return Decision(action="gap", reason=f"{verdict.weight} key point {verdict.key} is {verdict.status}",
+                            probe=probe, pattern=rubric.probes[probe].pattern, target=verdict.key)
+
+    covered = {v.key for v in cumulative if v.status == "covered"}
+    order = {p: i for i, p in enumerate(DEEPEN_ORDER)}
+    rank = {i: r for r, i in enumerate(unused)}  # keeps the resume ordering first
+    penalised = {i for i in unused if any(t in (rubric.probes[i].zh + rubric.probes[i].en).lower() for t in avoid_terms)}
+    deeper = sorted(
+        (i for i in unused if rubric.probes[i].pattern in order),
+        key=lambda i: (i in penalised, not set(rubric.probes[i].targets) <= covered, order[rubric.probes[i].pattern], rank[i]),
+    )
+    if deeper:
+        i = deeper[0]
+        return Decision(action="deepen", reason="solid answer: go deeper", probe=i,
+                        pattern=rubric.probes[i].pattern, target=(rubric.probes[i].targets or [None])[0])
+    return Decision(action="next", reason="no probe left for this question")
+
+
+def merge_verdicts(previous: list[Verdict], new: list[Verdict]) -> list[Verdict]:
+    """Per key point, the best status reached over all answers to this question."""
+    order = {"missed": 0, "partial": 1, "covered": 2}
+    if not previous:
+        return list(new)
+    by_key = {v.key: v for v in new}
+    return [max(p, by_key.get(p.key, p), key=lambda v: order[v.status]) for p in previous]

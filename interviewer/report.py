@@ -1,0 +1,122 @@
+"""The end-of-session report: per question what was covered, missed and wrong, and what to read."""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+
+from knowledge.bank import Bank
+
+WEAK = 6.0
+
+
+def _question_entry(rec: dict, bank: Bank, lang: str) -> dict:
+    q = bank.get(rec["qid"])
+    r = q.rubric
+    verdicts = rec.get("verdicts", [])
+    missed = [v for v in verdicts if v["status"] != "covered"]
+    miscs = {m["pitfall"]: m["evidence"] for a in rec.get("answers", []) for m in a["grade"]["misconceptions"]}
+    graders = sorted({a["grade"]["grader"] for a in rec.get("answers", [])})
+    return {
+        "qid": q.id,
+        "question": q.text(lang),
+        "section": q.section,
+        "tags": q.tags,
+        "difficulty": q.difficulty,
+        "score": rec["score"],
+        "skipped": rec.get("skipped", False),
+        "graders": graders,
+        "evidence": [{"key_point": getattr(r.key_point(v["key"]), lang), "quote": v["evidence"]}
+                     for v in verdicts if v["status"] == "covered" and v["evidence"]],
+        "missed": [{"key": v["key"], "weight": v["weight"], "status": v["status"],
+                    "text": getattr(r.key_point(v["key"]), lang)} for v in missed],
+        "misconceptions": [{"claim": getattr(r.pitfalls[i], lang), "why": r.pitfalls[i].why, "quote": quote}
+                           for i, quote in sorted(miscs.items())],
+        "followups": [{"action": d["action"], "pattern": d.get("pattern"), "target": d.get("target")}
+                      for d in rec.get("decisions", []) if d["action"] != "next"],
+        "model_answer": getattr(r.reference_answer, lang),
+        "read": [{"title": ref.title, "year": ref.year, "venue": ref.venue, "url": ref.url, "verified": ref.verified}
+                 for ref in r.references],
+    }
+
+
+def build_report(state: dict, bank: Bank) -> dict:
+    lang = state["config"].get("lang", "zh")
+    entries = [_question_entry(rec, bank, lang) for rec in state.get("results", [])]
+    by_topic: dict[str, list[float]] = defaultdict(list)
+    for e in entries:
+        if e["skipped"]:
+            by_topic[e["section"]].append(0.0)
+            continue
+        by_topic[e["section"]].append(e["score"])
+        for tag in e["tags"]:
+            by_topic[tag].append(e["score"])
+    topics = {t: round(sum(s) / len(s), 1) for t, s in sorted(by_topic.items())}
+    weak = [e for e in entries if e["score"] < WEAK]
+    asked = {e["qid"] for e in entries}
+    practice: list[str] = []
+    for e in weak:
+        for rel in [e["qid"]] + bank.get(e["qid"]).related:
+            if rel not in practice and bank.questions[rel].rubric is not None and (rel == e["qid"] or rel not in asked):
+                practice.append(rel)
+    scores = [e["score"] for e in entries]
+    return {
+        "session_id": state.get("session_id"),
+        "lang": lang,
+        "overall": round(sum(scores) / len(scores), 1) if scores else 0.0,
+        "questions": entries,
+        "topics": topics,
+        "weak_topics": sorted({t for e in weak for t in [e["section"], *e["tags"]]}),
+        "practice_next": practice[:6],
+        "missed_key_points": [{"qid": e["qid"], **m} for e in entries for m in e["missed"]],
+    }
+
+
+LABELS = {
+    "zh": {"title": "模拟面试报告", "overall": "总分", "score": "得分", "skipped": "（跳过）", "covered": "答到的要点（原话）",
+           "missed": "遗漏的要点", "wrong": "错误的说法", "model": "参考答案", "read": "推荐阅读", "topics": "按主题",
+           "next": "下次练习", "unverified": "（未核实）", "graders": "评分器", "followups": "追问"},
+    "en": {"title": "Mock interview report", "overall": "Overall", "score": "Score", "skipped": " (skipped)",
+           "covered": "Covered (your words)", "missed": "Missed key points", "wrong": "Wrong claims",
+           "model": "Model answer", "read": "What to read", "topics": "By topic", "next": "Practise next",
+           "unverified": " (unverified)", "graders": "Grader", "followups": "Follow-ups"},
+}
+
+
+def to_markdown(report: dict) -> str:
+    L = LABELS[report["lang"]]
+    out = [f"# {L['title']}", "", f"**{L['overall']}: {report['overall']}/10**  ·  session `{report['session_id']}`", ""]
+    for i, e in enumerate(report["questions"], 1):
+        out += [f"## {i}. {e['question']}", "",
+                f"{L['score']}: **{e['score']}/10**{L['skipped'] if e['skipped'] else ''}  ·  {e['section']}  ·  "
+                f"{L['graders']}: {', '.join(e['graders']) or '-'}", ""]
+        if e["evidence"]:
+            out += [f"**{L['covered']}**", ""] + [f"- {x['key_point']} — “{x['quote']}”" for x in e["evidence"]] + [""]
+        if e["missed"]:
+            out += [f"**{L['missed']}**", ""] + [f"- [{m['weight']}] {m['text']}" for m in e["missed"]] + [""]
+        if e["misconceptions"]:
+            out += [f"**{L['wrong']}**", ""] + [f"- {m['claim']} — {m['why']}" for m in e["misconceptions"]] + [""]
+        if e["followups"]:
+            out += [f"{L['followups']}: " + ", ".join(f"{f['action']}({f['pattern'] or ''})" for f in e["followups"]), ""]
+        out += [f"**{L['model']}**", "", e["model_answer"], ""]
+        if e["read"]:
+            out += [f"**{L['read']}**", ""]
+            for ref in e["read"]:
+                venue = ", ".join(str(x) for x in (ref["venue"], ref["year"]) if x)
+                link = f" <{ref['url']}>" if ref["url"] else ""
+                out.append(f"- {ref['title']}{f' ({venue})' if venue else ''}{link}{'' if ref['verified'] else L['unverified']}")
+            out.append("")
+    out += [f"## {L['topics']}", ""] + [f"- {t}: {s}" for t, s in report["topics"].items()] + [""]
+    if report["practice_next"]:
+        out += [f"## {L['next']}", ""] + [f"- `{q}`" for q in report["practice_next"]] + [""]
+    return "\n".join(out)
+
+
+def save(report: dict, directory: Path) -> tuple[Path, Path]:
+    directory.mkdir(parents=True, exist_ok=True)
+    md = directory / f"{report['session_id']}.md"
+    js = directory / f"{report['session_id']}.json"
+    md.write_text(to_markdown(report), encoding="utf-8")
+    js.write_text(json.dumps(report, ensure_ascii=False, indent=2), encoding="utf-8")
+    return md, js

@@ -1,0 +1,87 @@
+"""Grades as data, and the pure arithmetic that turns key-point verdicts into a 0-10 score."""
+
+from __future__ import annotations
+
+import re
+from typing import Literal
+
+from pydantic import BaseModel, Field
+
+from knowledge.schema import WEIGHT_VALUES, Question
+
+Status = Literal["covered", "partial", "missed"]
+CREDIT: dict[str, float] = {"covered": 1.0, "partial": 0.5, "missed": 0.0}
+OPTIONAL_BONUS = 0.5  # points per covered optional key point
+MISCONCEPTION_PENALTY = 1.5
+MAX_PENALTY = 4.5
+
+_DONT_KNOW = re.compile(
+    r"不知道|不清楚|不太清楚|不了解|没了解|不会|不记得|忘了|没接触|没用过|"
+    r"\b(i don'?t know|no idea|not sure|i'?m not familiar|never (used|heard))\b",
+    re.IGNORECASE,
+)
+
+
+class Verdict(BaseModel):
+    key: str  # key point id
+    weight: str
+    status: Status
+    evidence: str = ""  # the candidate's sentence that shows it; empty when missed
+    confidence: float | None = None  # grader-specific (similarity margin for the embedding grader)
+
+
+class Misconception(BaseModel):
+    pitfall: int  # index into the rubric's pitfalls
+    evidence: str
+
+
+class Grade(BaseModel):
+    grader: str  # which grader produced it
+    qid: str
+    score: float = Field(ge=0, le=10)
+    verdicts: list[Verdict]
+    misconceptions: list[Misconception] = Field(default_factory=list)
+    dont_know: bool = False
+    feedback: str = ""
+    notes: list[str] = Field(default_factory=list)
+
+    def missed(self) -> list[Verdict]:
+        return [v for v in self.verdicts if v.status != "covered"]
+
+    def essential_missed(self) -> list[Verdict]:
+        return [v for v in self.verdicts if v.weight == "essential" and v.status != "covered"]
+
+
+def compute_score(verdicts: list[Verdict], misconceptions: int = 0) -> float:
+    """10 x weighted credit over essential+important points, optional points as a bonus,
+    minus a penalty per stated misconception; clamped to [0, 10]."""
+    core = [v for v in verdicts if v.weight != "optional"]
+    total = sum(WEIGHT_VALUES[v.weight] for v in core)
+    earned = sum(WEIGHT_VALUES[v.weight] * CREDIT[v.status] for v in core)
+    base = 10.0 * earned / total if total else 0.0
+    bonus = OPTIONAL_BONUS * sum(CREDIT[v.status] for v in verdicts if v.weight == "optional")
+    penalty = min(MAX_PENALTY, MISCONCEPTION_PENALTY * misconceptions)
+    return round(max(0.0, min(10.0, base + bonus - penalty)), 1)
+
+
+def says_dont_know(answer: str) -> bool:
+    """A short answer that says 'I don't know' (a long one that says it in passing does not count)."""
+    text = answer.strip()
+    return not text or (len(text) < 60 and bool(_DONT_KNOW.search(text)))
+
+
+def feedback(question: Question, verdicts: list[Verdict], misconceptions: list[Misconception], lang: str) -> str:
+    """Short feedback composed from the verdicts (the rubric's own words, not a model's)."""
+    rubric = question.rubric
+    covered = [rubric.key_point(v.key) for v in verdicts if v.status == "covered"]
+    missed = [rubric.key_point(v.key) for v in verdicts if v.status != "covered"]
+    zh = lang == "zh"
+    lines = []
+    if covered:
+        lines.append(("答到了：" if zh else "Covered: ") + ("；" if zh else "; ").join(getattr(k, lang) for k in covered))
+    if missed:
+        lines.append(("还缺：" if zh else "Missing: ") + ("；" if zh else "; ").join(getattr(k, lang) for k in missed))
+    for m in misconceptions:
+        pit = rubric.pitfalls[m.pitfall]
+        lines.append(("有误：" if zh else "Wrong: ") + getattr(pit, lang) + f" ({pit.why})")
+    return "\n".join(lines)

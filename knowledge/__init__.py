@@ -1,0 +1,1 @@
+"""The question bank: questions and rubrics as validated data, indexed in a Chroma store."""

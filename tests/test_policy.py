@@ -1,0 +1,100 @@
+"""Every branch of the follow-up policy, on a real rubric.
+
+    python -m pytest tests/test_policy.py
+"""
+
+import pytest
+
+from interviewer.policy import QuestionProgress, decide, merge_verdicts
+from interviewer.scoring import Grade, Misconception, Verdict, compute_score
+
+
+@pytest.fixture()
+def question(bank):
+    return bank.get("ppo-clip-min")
+
+
+def grade_for(question, statuses, misconceptions=(), dont_know=False):
+    verdicts = [Verdict(key=kp.id, weight=kp.weight, status=s) for kp, s in zip(question.rubric.key_points, statuses)]
+    return Grade(grader="test", qid=question.id, score=compute_score(verdicts, len(misconceptions)), verdicts=verdicts,
+                 misconceptions=[Misconception(pitfall=i, evidence="我说的") for i in misconceptions], dont_know=dont_know)
+
+
+def all_(question, status):
+    return [status] * len(question.rubric.key_points)
+
+
+def test_strong_answer_goes_deeper(question):
+    g = grade_for(question, all_(question, "covered"))
+    d = decide(question, g.verdicts, g, QuestionProgress())
+    assert d.action == "deepen"
+    assert d.pattern in ("why", "counterfactual", "successor", "failure_mitigation", "quantitative", "formula",
+                         "implementation", "jump_infra", "jump_algorithm", "agentic", "scenario")
+
+
+def test_partial_answer_asks_about_the_most_important_missed_point(question):
+    statuses = ["covered" if kp.weight != "essential" else "missed" for kp in question.rubric.key_points]
+    statuses[0] = "covered"  # keep the first point covered so the target is another essential one, if any
+    g = grade_for(question, statuses)
+    d = decide(question, g.verdicts, g, QuestionProgress())
+    missed_essentials = [kp.id for kp, s in zip(question.rubric.key_points, statuses) if s == "missed" and kp.weight == "essential"]
+    assert d.action == "gap"
+    assert d.target in missed_essentials
+    assert d.target in question.rubric.probes[d.probe].targets
+    assert question.rubric.probes[d.probe].pattern != "hint"
+
+
+def test_a_stated_misconception_is_challenged_once(question):
+    g = grade_for(question, all_(question, "partial"), misconceptions=[0])
+    d = decide(question, g.verdicts, g, QuestionProgress())
+    assert d.action == "challenge" and d.target == "pitfall:0" and d.evidence == "我说的"
+    again = decide(question, g.verdicts, g, QuestionProgress(depth=1, challenged=[0]))
+    assert again.action != "challenge"
+
+
+def test_dont_know_gets_one_hint_then_moves_on(question):
+    g = grade_for(question, all_(question, "missed"), dont_know=True)
+    d = decide(question, g.verdicts, g, QuestionProgress())
+    assert d.action == "hint" and question.rubric.probes[d.probe].pattern == "hint"
+    after = decide(question, g.verdicts, g, QuestionProgress(depth=1, hinted=True, asked_probes=[d.probe]))
+    assert after.action == "next"
+
+
+def test_budget_ends_the_question(question):
+    g = grade_for(question, all_(question, "covered"))
+    assert decide(question, g.verdicts, g, QuestionProgress(depth=3), budget=3).action == "next"
+
+
+def test_no_probe_is_asked_twice(question):
+    g = grade_for(question, all_(question, "covered"))
+    progress = QuestionProgress()
+    asked = []
+    for _ in range(len(question.rubric.probes) + 1):
+        d = decide(question, g.verdicts, g, progress, budget=99)
+        if d.action == "next":
+            break
+        assert d.probe not in asked
+        asked.append(d.probe)
+        progress.asked_probes.append(d.probe)
+        progress.depth += 1
+    assert d.action == "next"
+
+
+def test_probes_naming_methods_off_the_resume_come_last(bank):
+    q = bank.get("grpo-kl-why")
+    g = grade_for(q, all_(q, "covered"))
+    names = lambda i: any(t in (q.rubric.probes[i].zh + q.rubric.probes[i].en).lower() for t in ("dapo", "gspo"))  # noqa: E731
+    assert any(names(i) for i in range(len(q.rubric.probes))), "precondition: a probe names DAPO or GSPO"
+    progress, seen = QuestionProgress(), []
+    while (d := decide(q, g.verdicts, g, progress, budget=99, avoid_terms={"dapo", "gspo"})).action != "next":
+        seen.append(names(d.probe))
+        progress.asked_probes.append(d.probe)
+        progress.depth += 1
+    assert True in seen and seen == sorted(seen)  # every probe naming them comes after all the others
+
+
+def test_merge_keeps_the_best_status_per_point():
+    a = [Verdict(key="kp1", weight="essential", status="covered"), Verdict(key="kp2", weight="important", status="missed")]
+    b = [Verdict(key="kp1", weight="essential", status="missed"), Verdict(key="kp2", weight="important", status="partial")]
+    merged = merge_verdicts(a, b)
+    assert [v.status for v in merged] == ["covered", "partial"]

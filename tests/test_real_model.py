@@ -1,0 +1,113 @@
+"""Against the real embedded model server over HTTP (Qwen2.5-Coder-0.5B, llama.cpp).
+
+    python -m pytest tests/test_real_model.py
+
+Assertions are on the flow and on what is stored, never on the model's wording.
+"""
+
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from interviewer.errors import LocalModelError
+from interviewer.local_model import MODELS, GGUFSpec, assemble, cache_dir
+from interviewer.phrasing import Utterance
+from interviewer.session import Interviewer
+
+pytestmark = pytest.mark.model
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_assembled_model_is_verified_once_then_reused(local_server):
+    spec = MODELS["0.5b"]
+    path = assemble(spec)
+    stamp = path.with_name(f"{spec.name}.verified.json")
+    assert stamp.exists() and path.stat().st_size == spec.size
+    started = time.monotonic()
+    assert assemble(spec) == path
+    assert time.monotonic() - started < 1.0  # no re-hash of 470 MB
+
+
+def test_a_wrong_checksum_is_refused(tmp_path):
+    bad = GGUFSpec(**{**MODELS["0.5b"].__dict__, "sha256": "0" * 64, "name": "tampered"})
+    with pytest.raises(LocalModelError, match="expected 0000"):
+        assemble(bad, tmp_path)
+    assert not list(tmp_path.glob("*.gguf"))
+
+
+def test_the_server_returns_schema_valid_json(real_model):
+    out = real_model.structured([{"role": "user", "content": "Say hello as JSON with field utterance."}], Utterance)
+    assert isinstance(out, Utterance)
+
+
+def test_a_whole_two_question_interview_on_the_real_model(settings, store, real_model):
+    app = Interviewer.open(settings, model=real_model, store=store)
+    session = app.new_session(questions=2, followups=1)
+    kinds = []
+    while session.pending is not None:
+        q = app.deps.bank.get(session.pending["qid"])
+        kinds.append(session.pending["kind"])
+        session.answer(q.rubric.reference_answer.zh if session.pending["kind"] == "question" else "不知道")
+    report = session.report
+    assert kinds.count("question") == 2 and "followup" in kinds
+    assert len(report["questions"]) == 2
+    for rec in session.state["results"]:
+        grade = rec["answers"][0]["grade"]
+        assert grade["grader"] == "embedding"
+        assert {v["key"] for v in grade["verdicts"]} == {kp.id for kp in app.deps.bank.get(rec["qid"]).rubric.key_points}
+        assert any(v["status"] == "covered" and v["evidence"] for v in grade["verdicts"])
+    sources = {e.get("source") for e in session.state["transcript"] if e["role"] == "interviewer"}
+    assert sources <= {"model", "written"}
+    app.close()
+
+
+def _read_until(proc, marker: str, timeout: float = 240) -> str:
+    seen = ""
+    deadline = time.monotonic() + timeout
+    while marker not in seen:
+        assert time.monotonic() < deadline, f"timed out waiting for {marker!r}; got {seen[-500:]!r}"
+        ch = proc.stdout.read(1)
+        assert ch, f"process ended early: {seen[-800:]!r}"
+        seen += ch
+    return seen
+
+
+def test_a_killed_terminal_session_resumes_with_nothing_lost(tmp_path, store, local_server, real_model, settings):
+    home = tmp_path / "home"
+    home.mkdir()
+    shutil.copytree(store._col._client.get_settings().persist_directory, home / "chroma")
+    cmd = [sys.executable, "-m", "interviewer", "-n", "2", "--base-url", local_server.base_url, "--model",
+           local_server.alias, "--grader", "embedding", "--home", str(home), "--followups", "2"]
+    proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                            cwd=ROOT, env={**os.environ, "PYTHONUNBUFFERED": "1"}, bufsize=0)
+    out = _read_until(proc, "你> ")
+    sid = out.split("Session ")[1].split()[0]
+    proc.stdin.write("PPO 用 clip 把重要性比率限制在 1-ε 到 1+ε 之间，取 min 得到悲观下界。\n")
+    proc.stdin.flush()
+    _read_until(proc, "你> ")  # the answer was graded and a follow-up asked
+    proc.send_signal(signal.SIGKILL)
+    proc.wait(timeout=10)
+    app = Interviewer.open(settings.with_(home=home), model=real_model, store=store)
+    session = app.session(sid)
+    answers = [e["text"] for e in session.state["transcript"] if e["role"] == "candidate"]
+    assert answers == ["PPO 用 clip 把重要性比率限制在 1-ε 到 1+ε 之间，取 min 得到悲观下界。"]
+    assert session.pending is not None and session.pending["kind"] in ("followup", "question")
+    assert session.state["current"]["answers"][0]["grade"]["verdicts"]
+    session.skip()  # and it goes on from there
+    app.close()
+
+
+def test_the_cli_says_what_to_do_when_the_endpoint_is_dead(tmp_path):
+    from interviewer.local_model import free_port
+
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    res = subprocess.run([sys.executable, "-m", "interviewer", "--base-url", url, "--home", str(tmp_path)],
+                         capture_output=True, text=True, cwd=ROOT, timeout=60)
+    assert res.returncode == 2
+    assert url in res.stderr and "--base-url" in res.stderr

@@ -1,0 +1,43 @@
+"""The score is arithmetic on the verdicts, nothing else.
+
+    python -m pytest tests/test_scoring.py
+"""
+
+from interviewer.scoring import Verdict, compute_score, says_dont_know
+
+
+def v(weight, status):
+    return Verdict(key="kp", weight=weight, status=status)
+
+
+def test_all_core_points_covered_is_ten():
+    assert compute_score([v("essential", "covered"), v("important", "covered")]) == 10.0
+
+
+def test_weights_decide_the_score():
+    # essential 3, important 2: covering only the essential point earns 3/5 of 10
+    assert compute_score([v("essential", "covered"), v("important", "missed")]) == 6.0
+    assert compute_score([v("essential", "missed"), v("important", "covered")]) == 4.0
+
+
+def test_partial_is_half_credit():
+    assert compute_score([v("essential", "partial"), v("important", "partial")]) == 5.0
+
+
+def test_optional_points_are_a_bonus_not_a_requirement():
+    base = [v("essential", "covered"), v("important", "missed")]
+    assert compute_score(base + [v("optional", "missed")]) == 6.0
+    assert compute_score(base + [v("optional", "covered")]) == 6.5
+
+
+def test_misconceptions_cost_points_and_score_is_clamped():
+    full = [v("essential", "covered"), v("important", "covered")]
+    assert compute_score(full, misconceptions=1) == 8.5
+    assert compute_score([v("essential", "missed")], misconceptions=3) == 0.0
+
+
+def test_dont_know_detection():
+    assert says_dont_know("不知道")
+    assert says_dont_know("   ")
+    assert says_dont_know("Sorry, I don't know this one.")
+    assert not says_dont_know("我不太清楚细节，但 PPO 的 clip 是把比率限制在 1-ε 到 1+ε 之间，取 min 保证目标是悲观下界，这样策略不会一步走太远。")

