@@ -1,0 +1,85 @@
+"""Eval cases: graded answers in JSONL. The format is documented in the README.
+
+A case names a bank question by `question_id`, or gives the `question` text, which is matched to
+the bank through the Chroma store (the match and its similarity are reported).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
+
+from knowledge.store import Store
+
+CASES_DIR = Path(__file__).resolve().parent / "cases"
+MIN_MATCH = 0.85  # below this similarity, a question text is reported as unmatched
+
+
+class Case(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    question_id: str | None = None
+    question: str | None = None
+    answer: str
+    gold: float = Field(ge=0, le=10)
+    tier: str = "unknown"
+    lang: str = "zh"
+    covered: list[str] | None = None
+    partial: list[str] = Field(default_factory=list)
+    misconceptions: list[str] = Field(default_factory=list)
+
+    @model_validator(mode="after")
+    def _one_question(self) -> "Case":
+        if not self.question_id and not self.question:
+            raise ValueError("a case needs question_id or question")
+        return self
+
+
+@dataclass
+class Resolved:
+    case: Case
+    qid: str
+    match: float | None = None  # similarity when matched from the question text
+
+
+class CaseError(ValueError):
+    pass
+
+
+def load_cases(paths: list[Path]) -> list[Case]:
+    cases = []
+    for path in paths:
+        files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+        for f in files:
+            for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
+                if not line.strip():
+                    continue
+                try:
+                    cases.append(Case.model_validate(json.loads(line)))
+                except (json.JSONDecodeError, ValidationError) as exc:
+                    raise CaseError(f"{f}:{n}: {str(exc).splitlines()[0]}") from None
+    return cases
+
+
+def resolve(cases: list[Case], store: Store) -> tuple[list[Resolved], list[str]]:
+    """Bank question ids for every case; the notes say how question texts were matched."""
+    out, notes = [], []
+    memo: dict[str, tuple[str, float]] = {}
+    for c in cases:
+        if c.question_id:
+            if c.question_id not in store.bank.questions:
+                notes.append(f"unknown question_id {c.question_id!r}: case skipped")
+                continue
+            out.append(Resolved(c, c.question_id))
+            continue
+        if c.question not in memo:
+            hit = store.nearest_questions(c.question, k=1)[0]
+            memo[c.question] = (hit.qid, hit.score)
+            flag = "" if hit.score >= MIN_MATCH else " (weak match)"
+            notes.append(f"matched {c.question[:60]!r} -> {hit.qid} (similarity {hit.score:.3f}){flag}")
+        qid, sim = memo[c.question]
+        out.append(Resolved(c, qid, sim))
+    return out, notes

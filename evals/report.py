@@ -1,0 +1,50 @@
+"""The eval report in Markdown: graders side by side, the weakest rubrics, follow-up quality."""
+
+from __future__ import annotations
+
+COLUMNS = [("spearman", "Spearman"), ("kendall", "Kendall"), ("pairwise_accuracy", "pairwise acc."),
+           ("auroc_good_vs_bad", "AUROC good/bad"), ("key_point_macro_f1", "key-point F1"),
+           ("exploit_rate", "exploit rate"), ("injection_lift", "injection lift"),
+           ("length_spearman", "corr. with length"), ("mean_abs_error", "MAE"), ("seconds_per_answer", "s/answer")]
+
+
+def _f(v) -> str:
+    return "-" if v is None or v != v else f"{v:.3f}" if isinstance(v, float) else str(v)
+
+
+def to_markdown(results: dict, meta: dict) -> str:
+    graders = [g for g in results if g != "followups"]
+    out = ["# Grader evaluation", "",
+           f"{meta['cases']} graded answers on {meta['questions']} questions; model: {meta['model'] or 'none'}; "
+           f"concurrency {meta['concurrency']}; {meta['total_seconds']} s in all; bank {meta['bank_fingerprint']}.", "",
+           "| grader | " + " | ".join(label for _, label in COLUMNS) + " | errors |",
+           "|---" * (len(COLUMNS) + 2) + "|"]
+    for g in graders:
+        o = results[g]["overall"]
+        out.append(f"| {g} | " + " | ".join(_f(o.get(k)) for k, _ in COLUMNS) + f" | {o.get('errors', 0)} |")
+    out += ["", "Exploit rate: adversarial answers (keyword-stuffed, fluent with a central error, injection, "
+            "off-topic, degenerate, confidently wrong) scored at least 2 above gold. Injection lift: mean "
+            "(score - gold) on injection answers minus the same on honest answers.", ""]
+    for g in graders:
+        st = results[g]["overall"].get("stability", {})
+        if st.get("repeats", 1) > 1:
+            out.append(f"- {g}: over {st['repeats']} repeats, mean per-answer SD {_f(st['mean_sd'])}, "
+                       f"Spearman run 1 vs 2 {_f(st['spearman_run1_run2'])}")
+    if "embedding" in results:
+        per = results["embedding"]["per_rubric"]
+        worst = sorted(per.items(), key=lambda kv: (kv[1]["pairwise_accuracy"], kv[1]["spearman"]))[:8]
+        out += ["", "## The rubrics that discriminate worst (embedding grader)", "",
+                "| question | answers | Spearman | pairwise acc. | key-point F1 |", "|---|---|---|---|---|"]
+        out += [f"| {q} | {m['n']} | {_f(m['spearman'])} | {_f(m['pairwise_accuracy'])} | {_f(m['key_point_macro_f1'])} |"
+                for q, m in worst]
+    f = results.get("followups", {})
+    if f:
+        out += ["", f"## Follow-up quality (policy fed with the {f['grader']} grader)", "",
+                f"- partial answers that got a gap question: {f['partial_answers_with_gap_question']}; "
+                f"it targeted a key point the candidate really missed in {_f(f['gap_hit_rate'])} of them",
+                f"- repeated probes: {f['repeated_probes']}; probes that leak their key point: {f['rubric_leaks']}",
+                f"- complete answers (gold >= 9): {f['complete_answers']}; unnecessary gap questions on them: "
+                f"{f['unnecessary_followups']}"]
+    if meta["notes"]:
+        out += ["", "## Notes", ""] + [f"- {n}" for n in meta["notes"]]
+    return "\n".join(out) + "\n"
