@@ -13,9 +13,10 @@ from interviewer.session import Backend, Interviewer, Session
 from interviewer.settings import add_model_flags, settings_from_args
 
 HELP = {
-    "zh": "命令：/skip 跳过本题，/quit 保存并退出（之后用 --resume 继续），/help 帮助。多行回答以单独一行 . 结束。",
-    "en": "Commands: /skip skips the question, /quit saves and leaves (continue later with --resume), /help. "
-          "For a multi-line answer, end with a line holding only '.'.",
+    "zh": "命令：/skip 跳过本题，/end 结束面试并出报告，/quit 保存并退出（之后用 --resume 继续），/help 帮助。"
+          '多行回答以 """ 开始、以单独一行 . 结束。',
+    "en": "Commands: /skip skips the question, /end ends the interview with a report, /quit saves and leaves "
+          "(continue later with --resume), /help. Start a multi-line answer with \"\"\", end it with a line '.'.",
 }
 
 
@@ -88,11 +89,11 @@ def run(session: Session, settings, out=sys.stdout, read=_read_answer) -> int:
             print(HELP[lang], file=out)
             continue
         try:
-            events = session.skip() if cmd == "/skip" else session.answer(text)
+            events = {"/skip": session.skip, "/end": session.end}.get(cmd, lambda: session.answer(text))()
         except AnswerRejected as exc:
             print(f"! {exc}", file=out)
             continue
-        if cmd != "/skip":
+        if cmd not in ("/skip", "/end"):
             _show_grade(session, settings, out)
         _show(events, session, out)
     md, js = session.report_paths()

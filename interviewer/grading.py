@@ -12,6 +12,7 @@ Every grade names its grader; the score is always computed by `scoring.compute_s
 from __future__ import annotations
 
 import difflib
+import re
 from concurrent.futures import ThreadPoolExecutor
 from typing import Literal, Protocol
 
@@ -26,8 +27,11 @@ from knowledge.schema import Question
 from knowledge.store import Store
 from knowledge.text import split_sentences, windows
 
-COVER_MARGIN = 0.045  # similarity above the point's own negative baseline that counts as covered
-PARTIAL_MARGIN = 0.005
+# Margins over each point's own negative baseline. Chosen on half of the eval questions and checked
+# on the other half (python -m evals; see the README): tuned on one half, the other half got
+# Spearman 0.81-0.85 with gold and an exploit rate of about 0.09 (0.53-0.66 with the first guess).
+COVER_MARGIN = 0.06
+PARTIAL_MARGIN = 0.04
 NEGATIVE_QUANTILE = 0.95
 MAX_GRADED_CHARS = 6000
 
@@ -44,7 +48,23 @@ def _clip(answer: str) -> tuple[str, list[str]]:
     return answer[:MAX_GRADED_CHARS], [f"only the first {MAX_GRADED_CHARS} characters were graded"]
 
 
+def degenerate(question: Question, answer: str) -> str | None:
+    """Why an answer earns nothing whatever it matches (empty, gibberish, the question read back), or None."""
+    text = answer.strip()
+    words = len(re.findall(r"[\u4e00-\u9fff]", text)) + len(re.findall(r"[A-Za-z]{2,}", text))
+    if words < 3:
+        return "empty or gibberish answer"
+    for q in (question.zh, question.en):
+        if difflib.SequenceMatcher(None, "".join(text.split()), "".join(q.split())).ratio() > 0.75:
+            return "the answer repeats the question"
+    return None
+
+
 def _finish(grader: str, question: Question, verdicts, misconceptions, answer, lang, notes) -> Grade:
+    reason = degenerate(question, answer)
+    if reason:
+        verdicts = [v.model_copy(update={"status": "missed", "evidence": ""}) for v in verdicts]
+        misconceptions, notes = [], notes + [reason]
     return Grade(
         grader=grader,
         qid=question.id,

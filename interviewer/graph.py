@@ -22,7 +22,7 @@ def after_pick(state: InterviewState) -> Literal["ask", "finish"]:
 
 
 def after_wait(state: InterviewState) -> Literal["retrieve", "close"]:
-    return "close" if state["last_input"].get("action") == "skip" else "retrieve"
+    return "close" if state["last_input"].get("action") in ("skip", "end") else "retrieve"
 
 
 def after_decide(state: InterviewState) -> Literal["follow_up", "close"]:

@@ -143,6 +143,8 @@ def close_question(state: InterviewState, runtime: Runtime[Deps]) -> dict:
         core_end = len([p for p in plan if runtime.context.bank.questions[p].section in ("algorithm", "infra")])
         if nxt and i + 1 < core_end and runtime.context.bank.questions[nxt].difficulty >= state["question"]["difficulty"]:
             plan[i + 1] = nxt
+    if state["last_input"].get("action") == "end":  # the candidate ended the interview: report what there is
+        return {"results": [record], "q_index": len(plan), "plan": plan[: i + 1]}
     return {"results": [record], "q_index": i + 1, "plan": plan}
 
 

@@ -192,6 +192,12 @@ class Session:
             raise SessionError("This session has finished; start a new one.")
         return self._run(Command(resume={"action": "skip", "text": ""}))
 
+    def end(self) -> list[dict]:
+        """Finish now: the current question is closed with what was answered, then the report."""
+        if self.pending is None:
+            raise SessionError("This session has finished; start a new one.")
+        return self._run(Command(resume={"action": "end", "text": ""}))
+
     def last_grade(self) -> dict | None:
         cur = self.state.get("current") or {}
         answers = cur.get("answers") or []

@@ -103,3 +103,10 @@ def test_make_grader_names(store, scripted_model):
     assert make_grader("llm", store, scripted_model).name == "llm-judge"
     with pytest.raises(ValueError):
         make_grader("llm", store, None)
+
+
+@pytest.mark.parametrize("answer", ["", "asdf qwer", "？？？", "PPO 是如何 clip 的？为什么 PPO 和 GRPO 都要对 rA 和 clip(r, 1-ε, 1+ε)A 再取 min？"])
+def test_degenerate_answers_earn_nothing_and_say_why(grader, q, answer):
+    g = grader.grade(q, answer, "zh")
+    assert g.score == 0.0 and all(v.status == "missed" for v in g.verdicts)
+    assert answer == "" or g.notes
