@@ -7,7 +7,7 @@ import logging
 import sys
 from pathlib import Path
 
-from interviewer.errors import AnswerRejected, InterviewerError
+from interviewer.errors import AnswerRejected, EndpointError, InterviewerError, ModelOutputError
 from interviewer.resume import read_resume
 from interviewer.session import Backend, Interviewer, Session
 from interviewer.settings import add_model_flags, settings_from_args
@@ -76,7 +76,7 @@ def run(session: Session, settings, out=sys.stdout, read=_read_answer) -> int:
     pending = session.pending
     if pending:
         _show([{"role": "interviewer", **pending}], session, out)
-    while session.pending is not None:
+    while session.pending is not None or session.stalled:
         try:
             text = read("你> " if lang == "zh" else "You> ")
         except EOFError:
@@ -89,9 +89,15 @@ def run(session: Session, settings, out=sys.stdout, read=_read_answer) -> int:
             print(HELP[lang], file=out)
             continue
         try:
-            events = {"/skip": session.skip, "/end": session.end}.get(cmd, lambda: session.answer(text))()
+            if session.stalled:  # the answer was saved before the failure: retry the step, not the answer
+                events = session.recover()
+            else:
+                events = {"/skip": session.skip, "/end": session.end}.get(cmd, lambda: session.answer(text))()
         except AnswerRejected as exc:
             print(f"! {exc}", file=out)
+            continue
+        except (EndpointError, ModelOutputError) as exc:
+            print(f"! {exc}\n  Your answer is saved. Press Enter to retry, or /quit and --resume later.", file=out)
             continue
         if cmd not in ("/skip", "/end"):
             _show_grade(session, settings, out)

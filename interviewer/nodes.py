@@ -30,7 +30,7 @@ def plan_session(state: InterviewState, runtime: Runtime[Deps]) -> dict:
     cfg = state["config"]
     plan = make_plan(
         runtime.context.bank, cfg.get("questions", 4), cfg.get("track", "mixed"), cfg.get("infra_share", 0.35),
-        seed=cfg.get("seed"), resume=state.get("resume", ""), focus=cfg.get("focus"),
+        seed=cfg.get("seed"), resume=state.get("resume", ""), focus=cfg.get("focus"), level=cfg.get("level", "mid"),
     )
     return {"plan": plan, "q_index": 0, "status": "running"}
 

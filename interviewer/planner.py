@@ -19,6 +19,7 @@ NICHE_TAGS = {
     "moe", "routing-replay", "deepseek", "sglang", "vllm", "megatron", "fsdp", "trpo",
 }
 EXPERIENCE_ID = "experience-debug"
+LEVELS = {"junior": (1.0, 3.0), "mid": (1.5, 4.5), "senior": (2.5, 5.0)}  # the difficulty ramp's ends
 
 
 def resume_terms(resume: str) -> set[str]:
@@ -55,6 +56,7 @@ def make_plan(
     seed: int | None = None,
     resume: str = "",
     focus: list[str] | None = None,
+    level: str = "mid",
 ) -> list[str]:
     """Question ids: core questions with rising difficulty, then a scenario, then an experience question."""
     rng = random.Random(seed)
@@ -83,7 +85,8 @@ def make_plan(
     rng.shuffle(sections)
     core: list[Question] = []
     for i, section in enumerate(sections):
-        target = 1.5 + 3.0 * i / max(1, core_n - 1)  # from fundamentals up to hard
+        low, high = LEVELS.get(level, LEVELS["mid"])
+        target = low + (high - low) * i / max(1, core_n - 1)  # from fundamentals up to hard
         pool = by_section[section] or by_section["algorithm"] or usable
         q = _pick(pool, target, rng, terms, taken)
         if q is None:

@@ -119,12 +119,13 @@ class Interviewer:
         session._run({"session_id": sid, "config": cfg, "resume": resume})
         return session
 
-    def session(self, sid: str) -> "Session":
+    def session(self, sid: str, recover: bool = True) -> "Session":
         row = self.conn.execute("SELECT id FROM sessions WHERE id = ?", (sid,)).fetchone()
         if row is None:
             raise SessionError(f"No session {sid!r} in {self.settings.db_path}. `python -m interviewer --list` shows them.")
         session = Session(self, sid)
-        session.recover()
+        if recover:
+            session.recover()
         return session
 
     def list_sessions(self) -> list[dict]:
@@ -160,6 +161,12 @@ class Session:
         return None
 
     @property
+    def stalled(self) -> bool:
+        """A step failed after the answer was saved (e.g. the endpoint went down): `recover()` retries it."""
+        snap = self.app.graph.get_state(self.config)
+        return bool(snap.next) and self.pending is None
+
+    @property
     def finished(self) -> bool:
         return self.state.get("status") == "finished"
 
@@ -177,10 +184,7 @@ class Session:
 
     def recover(self) -> list[dict]:
         """After a crash: finish the step that was under way (the answer is already saved)."""
-        snap = self.app.graph.get_state(self.config)
-        if snap.next and self.pending is None:
-            return self._run(None)
-        return []
+        return self._run(None) if self.stalled else []
 
     def answer(self, text: str) -> list[dict]:
         if self.pending is None:

@@ -1,0 +1,228 @@
+"""The Gradio interview session. Same graph, store and model settings as the terminal mode.
+
+Every handler takes the session id from per-browser state, so browser sessions never share
+an interview; the id is also kept in the browser's localStorage, so a reload resumes it.
+"""
+
+from __future__ import annotations
+
+import logging
+
+import gradio as gr
+
+from interviewer.errors import AnswerRejected, EndpointError, InterviewerError, ModelOutputError
+from interviewer.report import to_markdown
+from interviewer.resume import read_resume
+from interviewer.session import Interviewer, Session
+
+log = logging.getLogger(__name__)
+LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False},
+         {"left": "\\(", "right": "\\)", "display": False}, {"left": "\\[", "right": "\\]", "display": True}]
+T = {
+    "zh": {"skipped": "（跳过）", "ended": "（结束面试）", "progress": "第 {i} / {n} 题 · {section} · {tags}",
+           "done": "面试结束，报告见右侧。", "retry": "模型暂时不可用：{e} 你的回答还在输入框里，稍后点“发送”重试。"},
+    "en": {"skipped": "(skipped)", "ended": "(ended the interview)", "progress": "Question {i} of {n} · {section} · {tags}",
+           "done": "The interview is over; the report is on the right.",
+           "retry": "The model is unavailable: {e} Your answer is still in the box; press Send to retry."},
+}
+
+
+def chat_history(session: Session) -> list[dict]:
+    """The transcript as Gradio messages (role + text)."""
+    lang = session.state["config"].get("lang", "zh")
+    out = []
+    for e in session.state.get("transcript", []):
+        if e["role"] == "interviewer":
+            out.append({"role": "assistant", "content": e["text"]})
+        else:
+            text = {"skip": T[lang]["skipped"], "end": T[lang]["ended"]}.get(e["kind"], e["text"])
+            out.append({"role": "user", "content": text})
+    return out
+
+
+def progress_text(session: Session) -> str:
+    lang = session.state["config"].get("lang", "zh")
+    p = session.pending
+    if p is None:
+        return T[lang]["done"]
+    return T[lang]["progress"].format(i=p["index"], n=p["total"], section=p["section"], tags=", ".join(p["tags"][:3]))
+
+
+def coach_text(session: Session) -> str:
+    if not session.state["config"].get("coach"):
+        return ""
+    grade = session.last_grade()
+    if not grade:
+        return ""
+    lines = [f"**{grade['score']}/10** · grader `{grade['grader']}`", ""]
+    q = session.app.deps.bank.get(grade["qid"])
+    lang = session.state["config"].get("lang", "zh")
+    for v in grade["verdicts"]:
+        mark = {"covered": "✅", "partial": "🟡", "missed": "❌"}[v["status"]]
+        kp = getattr(q.rubric.key_point(v["key"]), lang)
+        quote = f" — “{v['evidence']}”" if v["evidence"] else ""
+        lines.append(f"- {mark} {kp}{quote}")
+    for m in grade["misconceptions"]:
+        lines.append(f"- ⚠️ {getattr(q.rubric.pitfalls[m['pitfall']], lang)}")
+    return "\n".join(lines)
+
+
+def hint_text(session: Session) -> str:
+    p = session.pending
+    if p is None or not session.state["config"].get("coach"):
+        return ""
+    lang = session.state["config"].get("lang", "zh")
+    q = session.app.deps.bank.get(p["qid"])
+    hints = [getattr(pr, lang) for pr in q.rubric.probes if pr.pattern == "hint"]
+    return ("💡 " + hints[0]) if hints else ""
+
+
+def topic_rows(report: dict | None) -> list[list]:
+    return [[t, s] for t, s in (report or {}).get("topics", {}).items()]
+
+
+class WebApp:
+    def __init__(self, interviewer: Interviewer):
+        self.app = interviewer
+
+    def _session(self, sid: str | None) -> Session | None:
+        if not sid:
+            return None
+        try:
+            return self.app.session(sid, recover=False)  # a failed step is retried by the next action
+        except InterviewerError:
+            return None
+
+    def view(self, session: Session | None, answer_box: str = "", status: str = ""):
+        """(chat, progress, coach, report markdown, topic table, files, answer box, status, sid)"""
+        if session is None:
+            return [], "", "", "", [], None, answer_box, status, ""
+        report = session.report
+        files = [str(p) for p in session.report_paths()] if report else None
+        return (chat_history(session), progress_text(session), coach_text(session),
+                to_markdown(report) if report else "", topic_rows(report), files, answer_box, status, session.id)
+
+    def start(self, lang, track, n, level, coach, resume_file, resume_text):
+        try:
+            resume = read_resume(resume_file) if resume_file else (resume_text or "")
+            session = self.app.new_session(resume=resume, lang=lang, track=track, questions=int(n),
+                                           coach=bool(coach), level=level)
+        except InterviewerError as exc:
+            return self.view(None, status=f"⚠️ {exc}")
+        return self.view(session)
+
+    def act(self, sid: str, action: str, answer: str = ""):
+        session = self._session(sid)
+        if session is None:
+            return self.view(None, answer, "⚠️ No interview is running: press Start.")
+        lang = session.state["config"].get("lang", "zh")
+        try:
+            if session.stalled:  # the last answer is saved; only the step after it failed: retry that
+                session.recover()
+            else:
+                {"answer": lambda: session.answer(answer), "skip": session.skip, "end": session.end}[action]()
+        except AnswerRejected as exc:
+            return self.view(session, answer, f"⚠️ {exc}")
+        except (EndpointError, ModelOutputError) as exc:
+            return self.view(session, answer, "⚠️ " + T[lang]["retry"].format(e=exc))
+        except InterviewerError as exc:
+            return self.view(session, answer, f"⚠️ {exc}")
+        return self.view(session)
+
+    def act_stream(self, sid: str, action: str, answer: str = ""):
+        """Like `act`, but the candidate's turn shows at once and the interviewer's reply streams in."""
+        session = self._session(sid)
+        if session is not None and session.pending is not None:
+            lang = session.state["config"].get("lang", "zh")
+            mine = {"skip": T[lang]["skipped"], "end": T[lang]["ended"]}.get(action, answer)
+            first = self.view(session, "", "…")
+            yield (first[0] + [{"role": "user", "content": mine}], *first[1:])
+        final = self.act(sid, action, answer)
+        chat, rest = final[0], final[1:]
+        if chat and chat[-1]["role"] == "assistant" and not final[7]:
+            text = chat[-1]["content"]
+            for cut in range(0, len(text), max(4, len(text) // 12)):
+                yield (chat[:-1] + [{"role": "assistant", "content": text[:cut]}], *rest)
+        yield final
+
+    def resume(self, sid: str):
+        session = self._session(sid)
+        if session is not None:
+            try:
+                session.recover()
+            except InterviewerError as exc:
+                return self.view(session, status=f"⚠️ {exc}")
+        return self.view(session)
+
+    def history(self):
+        rows = []
+        for s in self.app.list_sessions():
+            top = ", ".join(f"{t} {v}" for t, v in list(s["topics"].items())[:4])
+            rows.append([s["id"], s["status"], s["lang"], s["questions"], s["overall"], top])
+        return rows
+
+
+def build_ui(interviewer: Interviewer) -> gr.Blocks:
+    web = WebApp(interviewer)
+    with gr.Blocks(title="RL interviewer") as demo:
+        sid = gr.State("")
+        saved = gr.BrowserState("", storage_key="rl-interviewer-session")
+        gr.Markdown("## LLM-RL mock interviewer · 大模型强化学习模拟面试")
+        with gr.Row():
+            with gr.Column(scale=3):
+                with gr.Accordion("Set-up · 设置", open=True) as setup:
+                    with gr.Row():
+                        lang = gr.Radio(["zh", "en"], value=interviewer.settings.lang, label="Language")
+                        track = gr.Radio(["algorithm", "infra", "mixed"], value="mixed", label="Track")
+                        n = gr.Slider(1, 10, value=interviewer.settings.questions, step=1, label="Questions")
+                        level = gr.Radio(["junior", "mid", "senior"], value="mid", label="Difficulty")
+                        coach = gr.Checkbox(value=interviewer.settings.coach, label="Coach mode")
+                    with gr.Row():
+                        resume_file = gr.File(label="Resume (PDF / Markdown / text)", file_types=[".pdf", ".md", ".txt"], type="filepath")
+                        resume_text = gr.Textbox(label="…or paste it", lines=3)
+                    start = gr.Button("Start · 开始", variant="primary", elem_id="start")
+                chat = gr.Chatbot(label="Interview", height=460, latex_delimiters=LATEX, elem_id="chat")
+                status = gr.Markdown(elem_id="status")
+                answer = gr.Textbox(label="Your answer · 你的回答", lines=4, elem_id="answer",
+                                    max_length=interviewer.settings.max_answer_chars * 2)
+                with gr.Row():
+                    send = gr.Button("Send · 发送", variant="primary", elem_id="send")
+                    skip = gr.Button("Skip · 跳过", elem_id="skip")
+                    hint = gr.Button("Hint · 提示", elem_id="hint", visible=interviewer.settings.coach)
+                    end = gr.Button("End · 结束", variant="stop", elem_id="end")
+            with gr.Column(scale=2):
+                progress = gr.Markdown(elem_id="progress")
+                hint_box = gr.Markdown(elem_id="hint-box")
+                coach_box = gr.Markdown(elem_id="coach")
+                report = gr.Markdown(elem_id="report")
+                topics = gr.Dataframe(headers=["topic", "score"], label="Per-topic scores", interactive=False)
+                files = gr.File(label="Report downloads", file_count="multiple", elem_id="downloads")
+                with gr.Accordion("Past sessions · 历史", open=False):
+                    past = gr.Dataframe(headers=["session", "status", "lang", "questions", "overall", "topics"],
+                                        interactive=False)
+                    refresh = gr.Button("Refresh")
+        outputs = [chat, progress, coach_box, report, topics, files, answer, status, sid]
+
+        def remember(s):
+            return s
+
+        start.click(web.start, [lang, track, n, level, coach, resume_file, resume_text], outputs, api_name="start").then(
+            remember, sid, saved).then(lambda: gr.Accordion(open=False), None, setup)
+        coach.change(lambda c: gr.Button(visible=bool(c)), coach, hint)
+        def send_answer(s, a):
+            yield from web.act_stream(s, "answer", a)
+
+        def skip_question(s):
+            yield from web.act_stream(s, "skip")
+
+        def end_interview(s):
+            yield from web.act_stream(s, "end")
+
+        send.click(send_answer, [sid, answer], outputs, api_name="answer")
+        answer.submit(send_answer, [sid, answer], outputs)
+        skip.click(skip_question, sid, outputs, api_name="skip")
+        end.click(end_interview, sid, outputs, api_name="end")
+        hint.click(lambda s: hint_text(web._session(s)) if web._session(s) else "", sid, hint_box, api_name="hint")
+        refresh.click(web.history, None, past, api_name="history")
+        demo.load(web.resume, saved, outputs).then(web.history, None, past)
+    return demo
