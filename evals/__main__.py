@@ -41,7 +41,7 @@ def _open_model(args):
 
     settings = Settings.from_env(base_url=args.base_url, model=args.model, api_key=args.api_key,
                                  local_model=args.local_model, timeout=300.0)
-    return Backend.open(settings)
+    return Backend.open(settings, parallel=max(1, args.concurrency))
 
 
 def main(argv: list[str] | None = None) -> int:

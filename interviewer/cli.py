@@ -32,7 +32,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--resume-file", type=Path, help="your resume (PDF, Markdown or text): questions follow it")
     p.add_argument("--seed", type=int, help="random seed for the question plan")
     p.add_argument("--resume", metavar="SESSION_ID", help="continue a saved session")
-    p.add_argument("--list", action="store_true", help="list saved sessions and exit")
+    p.add_argument("--list", action="store_true", help="list saved sessions and the per-topic trend, then exit")
+    p.add_argument("--practice", action="store_true", help="practise my weak points: missed key points that are due")
     add_model_flags(p)
     return p.parse_args(argv)
 
@@ -120,12 +121,17 @@ def main(argv: list[str] | None = None) -> int:
             app = Interviewer.open(settings)
             for s in app.list_sessions():
                 print(f"{s['id']}  {s['status']:9}  {s['lang']}  {s['questions']} questions  overall {s['overall']}")
+            for topic, points in sorted(app.trend().items()):
+                print(f"  {topic:24} " + " -> ".join(str(score) for _, score in points))
             return 0
         backend = Backend.open(settings)
         print(f"Using {backend.description}; grader: {settings.resolved_grader()}", flush=True)
         app = Interviewer.open(settings, backend)
         if args.resume:
             session = app.session(args.resume)
+        elif args.practice:
+            session = app.practice_session()
+            print(f"Practice session {session.id}: {', '.join(session.state['plan'])}", flush=True)
         else:
             resume = read_resume(args.resume_file) if args.resume_file else ""
             session = app.new_session(resume=resume)

@@ -91,7 +91,8 @@ def choose_followup(state: InterviewState, runtime: Runtime[Deps]) -> dict:
         terms = resume_terms(state["resume"])
         avoid = {t for t in ("dapo", "gspo", "cispo", "sapo", "areal", "slime", "prorl", "remax") if t not in terms}
     decision = decide(q, [Verdict.model_validate(v) for v in cur["verdicts"]], last, progress,
-                      budget=state["config"].get("followups", 3), avoid_terms=avoid)
+                      budget=state["config"].get("followups", 3), avoid_terms=avoid,
+                      priority=set(state["config"].get("focus_points", {}).get(q.id, [])))
     cur["decisions"] = cur["decisions"] + [decision.model_dump()]
     return {"current": cur}
 
@@ -137,7 +138,7 @@ def close_question(state: InterviewState, runtime: Runtime[Deps]) -> dict:
     plan = list(state["plan"])
     i = state["q_index"]
     # a good answer leads to the next link of the documents' chain, if it keeps the ramp
-    if final >= 7.0 and i + 1 < len(plan):
+    if final >= 7.0 and i + 1 < len(plan) and not state["config"].get("focus"):  # practice plans stay fixed
         asked = set(plan[: i + 1])
         nxt = chain_successor(runtime.context.bank, cur["qid"], asked | set(plan))
         core_end = len([p for p in plan if runtime.context.bank.questions[p].section in ("algorithm", "infra")])

@@ -60,6 +60,8 @@ def make_plan(
 ) -> list[str]:
     """Question ids: core questions with rising difficulty, then a scenario, then an experience question."""
     rng = random.Random(seed)
+    if focus and all(f in bank.questions for f in focus):  # practice: exactly these, easiest first
+        return sorted((f for f in focus if bank.questions[f].rubric), key=lambda f: bank.questions[f].difficulty)
     terms = resume_terms(resume)
     usable = [q for q in bank.with_rubric() if not focus or q.id in focus or set(focus) & set(q.tags)]
     if not usable:

@@ -57,6 +57,7 @@ def decide(
     progress: QuestionProgress,
     budget: int = 3,
     avoid_terms: set[str] = frozenset(),
+    priority: set[str] = frozenset(),
 ) -> Decision:
     rubric = question.rubric
     if progress.depth >= budget:
@@ -78,7 +79,7 @@ def decide(
 
     weights = {kp.id: kp.weight for kp in rubric.key_points}
     missing = sorted((v for v in cumulative if v.status != "covered" and v.weight != "optional"),
-                     key=lambda v: (RANK[weights[v.key]], v.status == "partial"))
+                     key=lambda v: (v.key not in priority, RANK[weights[v.key]], v.status == "partial"))
     for verdict in missing:
         probe = next((i for i in unused if verdict.key in rubric.probes[i].targets
                       and rubric.probes[i].pattern != "hint"), None)

@@ -27,7 +27,8 @@ def _question_entry(rec: dict, bank: Bank, lang: str) -> dict:
         "score": rec["score"],
         "skipped": rec.get("skipped", False),
         "graders": graders,
-        "evidence": [{"key_point": getattr(r.key_point(v["key"]), lang), "quote": v["evidence"]}
+        "covered": [v["key"] for v in verdicts if v["status"] == "covered"],
+        "evidence": [{"key": v["key"], "key_point": getattr(r.key_point(v["key"]), lang), "quote": v["evidence"]}
                      for v in verdicts if v["status"] == "covered" and v["evidence"]],
         "missed": [{"key": v["key"], "weight": v["weight"], "status": v["status"],
                     "text": getattr(r.key_point(v["key"]), lang)} for v in missed],

@@ -18,6 +18,7 @@ from pathlib import Path
 from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
+from interviewer import practice
 from interviewer.context import Deps
 from interviewer.errors import AnswerRejected, SessionError
 from interviewer.grading import make_grader
@@ -55,14 +56,14 @@ class Backend:
     description: str = ""
 
     @classmethod
-    def open(cls, settings: Settings) -> "Backend":
+    def open(cls, settings: Settings, parallel: int = 2) -> "Backend":
         if settings.base_url:
             name = settings.model or "default"
             model = OpenAIChat(settings.base_url, name, settings.api_key, settings.timeout, settings.retries)
             model.ping()
             return cls(model, None, f"model {name} at {settings.base_url} (OpenAI-compatible endpoint)")
         name, path = resolve_gguf(settings.local_model, settings.gguf)
-        server = LocalServer(path, alias=name)
+        server = LocalServer(path, alias=name, parallel=parallel)
         model = OpenAIChat(server.base_url, name, None, settings.timeout, settings.retries)
         return cls(model, server, f"model {name} at {server.base_url} (embedded llama.cpp, {path})")
 
@@ -97,6 +98,7 @@ class Interviewer:
             "lang TEXT, questions INTEGER, overall REAL, topics TEXT, config TEXT)"
         )
         conn.commit()
+        practice.init(conn)
         graph = build_graph(SqliteSaver(conn))
         return cls(settings, Deps(settings, bank, store, grader, chat), graph, conn, backend)
 
@@ -130,6 +132,16 @@ class Interviewer:
 
     def list_sessions(self) -> list[dict]:
         return list_sessions(self.conn)
+
+    def practice_session(self, **config) -> "Session":
+        """A session on the questions whose missed key points are due again (spaced repetition)."""
+        focus = practice.due(self.conn, limit=config.pop("questions", None) or self.settings.questions)
+        if not focus:
+            raise SessionError("Nothing is due for practice yet: finish a session first, or come back later.")
+        return self.new_session(questions=len(focus), focus=list(focus), focus_points=focus, **config)
+
+    def trend(self) -> dict[str, list[tuple[str, float]]]:
+        return practice.trend(self.conn)
 
 
 def list_sessions(conn: sqlite3.Connection) -> list[dict]:
@@ -214,6 +226,9 @@ class Session:
 
     def _record(self, state: dict) -> None:
         report = state.get("report")
+        row = self.app.conn.execute("SELECT status FROM sessions WHERE id=?", (self.id,)).fetchone()
+        if report and row and row[0] != "finished":  # first time finished: update the spaced repetition
+            practice.record(self.app.conn, report)
         overall = report["overall"] if report else None
         topics = json.dumps(report["topics"] if report else {}, ensure_ascii=False)
         self.app.conn.execute("UPDATE sessions SET updated=?, status=?, overall=?, topics=? WHERE id=?",

@@ -129,6 +129,17 @@ class WebApp:
             return self.view(session, answer, f"⚠️ {exc}")
         return self.view(session)
 
+    def practise(self, lang, coach):
+        try:
+            session = self.app.practice_session(lang=lang, coach=bool(coach))
+        except InterviewerError as exc:
+            return self.view(None, status=f"⚠️ {exc}")
+        return self.view(session)
+
+    def trend_text(self) -> str:
+        lines = [f"- **{t}**: " + " → ".join(str(v) for _, v in pts) for t, pts in sorted(self.app.trend().items())]
+        return "\n".join(lines) or "No finished sessions yet."
+
     def act_stream(self, sid: str, action: str, answer: str = ""):
         """Like `act`, but the candidate's turn shows at once and the interviewer's reply streams in."""
         session = self._session(sid)
@@ -180,7 +191,9 @@ def build_ui(interviewer: Interviewer) -> gr.Blocks:
                     with gr.Row():
                         resume_file = gr.File(label="Resume (PDF / Markdown / text)", file_types=[".pdf", ".md", ".txt"], type="filepath")
                         resume_text = gr.Textbox(label="…or paste it", lines=3)
-                    start = gr.Button("Start · 开始", variant="primary", elem_id="start")
+                    with gr.Row():
+                        start = gr.Button("Start · 开始", variant="primary", elem_id="start")
+                        practise = gr.Button("Practise my weak points · 练习薄弱点", elem_id="practise")
                 chat = gr.Chatbot(label="Interview", height=460, latex_delimiters=LATEX, elem_id="chat")
                 status = gr.Markdown(elem_id="status")
                 answer = gr.Textbox(label="Your answer · 你的回答", lines=4, elem_id="answer",
@@ -200,6 +213,7 @@ def build_ui(interviewer: Interviewer) -> gr.Blocks:
                 with gr.Accordion("Past sessions · 历史", open=False):
                     past = gr.Dataframe(headers=["session", "status", "lang", "questions", "overall", "topics"],
                                         interactive=False)
+                    trend = gr.Markdown(elem_id="trend")
                     refresh = gr.Button("Refresh")
         outputs = [chat, progress, coach_box, report, topics, files, answer, status, sid]
 
@@ -208,6 +222,8 @@ def build_ui(interviewer: Interviewer) -> gr.Blocks:
 
         start.click(web.start, [lang, track, n, level, coach, resume_file, resume_text], outputs, api_name="start").then(
             remember, sid, saved).then(lambda: gr.Accordion(open=False), None, setup)
+        practise.click(web.practise, [lang, coach], outputs, api_name="practise").then(remember, sid, saved).then(
+            lambda: gr.Accordion(open=False), None, setup)
         coach.change(lambda c: gr.Button(visible=bool(c)), coach, hint)
         def send_answer(s, a):
             yield from web.act_stream(s, "answer", a)
@@ -223,6 +239,6 @@ def build_ui(interviewer: Interviewer) -> gr.Blocks:
         skip.click(skip_question, sid, outputs, api_name="skip")
         end.click(end_interview, sid, outputs, api_name="end")
         hint.click(lambda s: hint_text(web._session(s)) if web._session(s) else "", sid, hint_box, api_name="hint")
-        refresh.click(web.history, None, past, api_name="history")
-        demo.load(web.resume, saved, outputs).then(web.history, None, past)
+        refresh.click(web.history, None, past, api_name="history").then(web.trend_text, None, trend)
+        demo.load(web.resume, saved, outputs).then(web.history, None, past).then(web.trend_text, None, trend)
     return demo
