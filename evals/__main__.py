@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
+import random
 import sys
 import time
 from pathlib import Path
@@ -31,6 +32,7 @@ def parse_args(argv):
     p.add_argument("--concurrency", type=int, default=4, help="grader calls in flight (a vLLM server batches them)")
     p.add_argument("--repeat", type=int, default=1, help="grade every answer K times to measure stability")
     p.add_argument("--limit", type=int, help="only the first N cases (a smoke test)")
+    p.add_argument("--sample", type=int, help="N cases spread over all questions and tiers (for slow graders)")
     p.add_argument("--out", type=Path, default=Path("evals/results"), help="where the dated results folder goes")
     p.add_argument("--home", type=Path, help="where the Chroma store lives (env RLI_HOME)")
     return p.parse_args(argv)
@@ -59,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
         settings = Settings.from_env(home=args.home) if args.home else Settings.from_env()
         store = Store.open(settings.store_path)
         cases = load_cases(args.cases or [CASES_DIR])[: args.limit]
+        if args.sample:
+            cases = spread(cases, args.sample)
         items, notes = resolve(cases, store)
         model = None
         if any(g in MODEL_GRADERS for g in graders):
@@ -89,6 +93,21 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         if backend:
             backend.close()
+
+
+def spread(cases, n: int, seed: int = 0):
+    """Round-robin over questions (each shuffled with a fixed seed): a small sample still covers every
+    question and many tiers."""
+    rng = random.Random(seed)
+    groups: dict[str, list] = {}
+    for c in cases:
+        groups.setdefault(c.question_id or c.question, []).append(c)
+    for g in groups.values():
+        rng.shuffle(g)
+    out = []
+    for i in range(max(len(g) for g in groups.values())):
+        out += [g[i] for g in groups.values() if i < len(g)]
+    return out[:n]
 
 
 def _grade(run, i):

@@ -17,6 +17,7 @@ from interviewer.errors import InterviewerError
 from interviewer.grading import make_grader
 from interviewer.llm import ChatModel
 from interviewer.policy import QuestionProgress, decide
+from knowledge.text import leaks
 from interviewer.scoring import Grade
 from knowledge.schema import Question
 from knowledge.store import Store
@@ -140,13 +141,13 @@ def run_grader(name: str, items: list[Resolved], store: Store, model: ChatModel 
 
 def followup_quality(items: list[Resolved], grades: dict[int, Grade], store: Store) -> dict:
     """Does the policy, fed with this grader's verdicts, ask about what the candidate really missed?"""
-    hits = gaps = unnecessary = complete = repeats = leaks = 0
+    hits = gaps = unnecessary = complete = repeats = leaked = 0
     for idx, item in enumerate(items):
         grade, c = grades.get(idx), item.case
         if grade is None or c.covered is None:
             continue
         q = store.question(item.qid)
-        gold_missed = {kp.id for kp in q.rubric.key_points if kp.id not in c.covered and kp.id not in c.partial}
+        gold_missed = {kp.id for kp in q.rubric.key_points if kp.id not in c.covered}  # missed or only partly said
         progress, asked = QuestionProgress(), []
         for _ in range(3):
             d = decide(q, grade.verdicts, grade, progress, budget=3)
@@ -156,8 +157,8 @@ def followup_quality(items: list[Resolved], grades: dict[int, Grade], store: Sto
                 repeats += d.probe in asked
                 asked.append(d.probe)
                 probe = q.rubric.probes[d.probe]
-                target = q.rubric.key_point(d.target) if d.target and d.target.startswith("kp") else None
-                leaks += bool(target and _leaks(probe.zh, target.zh))
+                if d.action == "gap":  # a gap question must not state the point it asks for
+                    leaked += leaks(probe.zh, q.rubric.key_point(d.target).zh)
                 progress.asked_probes.append(d.probe)
             progress.depth += 1
         first = decide(q, grade.verdicts, grade, QuestionProgress(), budget=3)
@@ -169,15 +170,8 @@ def followup_quality(items: list[Resolved], grades: dict[int, Grade], store: Sto
             complete += 1
             unnecessary += first.action == "gap" and first.target not in gold_missed
     return {"partial_answers_with_gap_question": gaps, "gap_hit_rate": hits / gaps if gaps else float("nan"),
-            "repeated_probes": repeats, "rubric_leaks": leaks, "complete_answers": complete,
+            "repeated_probes": repeats, "rubric_leaks": leaked, "complete_answers": complete,
             "unnecessary_followups": unnecessary}
-
-
-def _leaks(probe: str, key_point: str) -> bool:
-    import difflib
-
-    m = difflib.SequenceMatcher(None, probe, key_point).find_longest_match()
-    return m.size >= 12
 
 
 def evaluate(runs: list[GraderRun]) -> dict:

@@ -12,6 +12,7 @@ from pydantic import BaseModel
 
 from interviewer.scoring import Grade, Verdict
 from knowledge.schema import Question
+from knowledge.text import leaks
 
 Action = Literal["deepen", "gap", "challenge", "hint", "next"]
 
@@ -78,11 +79,15 @@ def decide(
                         target=f"pitfall:{m.pitfall}", evidence=m.evidence)
 
     weights = {kp.id: kp.weight for kp in rubric.key_points}
-    missing = sorted((v for v in cumulative if v.status != "covered" and v.weight != "optional"),
-                     key=lambda v: (v.key not in priority, RANK[weights[v.key]], v.status == "partial"))
+    strong = last.score >= STRONG_SCORE
+    # after a strong answer only a clearly missed essential point is worth a gap question
+    gaps = [v for v in cumulative if v.weight != "optional" and v.status != "covered"
+            and (not strong or (v.status == "missed" and v.weight == "essential"))]
+    missing = sorted(gaps, key=lambda v: (v.key not in priority, RANK[weights[v.key]], v.status == "partial"))
     for verdict in missing:
+        kp_text = rubric.key_point(verdict.key).zh
         probe = next((i for i in unused if verdict.key in rubric.probes[i].targets
-                      and rubric.probes[i].pattern != "hint"), None)
+                      and rubric.probes[i].pattern != "hint" and not leaks(rubric.probes[i].zh, kp_text)), None)
         if probe is not None:
             return Decision(action="gap", reason=f"{verdict.weight} key point {verdict.key} is {verdict.status}",
                             probe=probe, pattern=rubric.probes[probe].pattern, target=verdict.key)

@@ -99,7 +99,8 @@ def to_markdown(report: dict) -> str:
         if e["misconceptions"]:
             out += [f"**{L['wrong']}**", ""] + [f"- {m['claim']} — {m['why']}" for m in e["misconceptions"]] + [""]
         if e["followups"]:
-            out += [f"{L['followups']}: " + ", ".join(f"{f['action']}({f['pattern'] or ''})" for f in e["followups"]), ""]
+            out += [f"{L['followups']}: " + ", ".join(f"{f['action']}" + (f" ({f['pattern']})" if f["pattern"] and f["pattern"] != f["action"] else "")
+                                               for f in e["followups"]), ""]
         out += [f"**{L['model']}**", "", e["model_answer"], ""]
         if e["read"]:
             out += [f"**{L['read']}**", ""]

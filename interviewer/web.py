@@ -77,8 +77,11 @@ def hint_text(session: Session) -> str:
     return ("💡 " + hints[0]) if hints else ""
 
 
-def topic_rows(report: dict | None) -> list[list]:
-    return [[t, s] for t, s in (report or {}).get("topics", {}).items()]
+def topic_rows(report: dict | None):
+    import pandas as pd  # a Gradio dependency
+
+    return pd.DataFrame([{"topic": t, "score": s} for t, s in (report or {}).get("topics", {}).items()],
+                        columns=["topic", "score"])
 
 
 class WebApp:
@@ -96,7 +99,7 @@ class WebApp:
     def view(self, session: Session | None, answer_box: str = "", status: str = ""):
         """(chat, progress, coach, report markdown, topic table, files, answer box, status, sid)"""
         if session is None:
-            return [], "", "", "", [], None, answer_box, status, ""
+            return [], "", "", "", topic_rows(None), None, answer_box, status, ""
         report = session.report
         files = [str(p) for p in session.report_paths()] if report else None
         return (chat_history(session), progress_text(session), coach_text(session),
@@ -208,7 +211,7 @@ def build_ui(interviewer: Interviewer) -> gr.Blocks:
                 hint_box = gr.Markdown(elem_id="hint-box")
                 coach_box = gr.Markdown(elem_id="coach")
                 report = gr.Markdown(elem_id="report")
-                topics = gr.Dataframe(headers=["topic", "score"], label="Per-topic scores", interactive=False)
+                topics = gr.BarPlot(x="topic", y="score", y_lim=[0, 10], label="Per-topic scores", elem_id="topics")
                 files = gr.File(label="Report downloads", file_count="multiple", elem_id="downloads")
                 with gr.Accordion("Past sessions · 历史", open=False):
                     past = gr.Dataframe(headers=["session", "status", "lang", "questions", "overall", "topics"],

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 
 from knowledge.bank import Bank
 from knowledge.schema import Question
+from knowledge.text import leaks
 
 VAGUE = re.compile(
     r"^(理解|了解|知道|掌握|熟悉|提到|谈到|讨论|说明了|解释了)|"
@@ -59,6 +60,10 @@ def _probe_findings(q: Question) -> list[Finding]:
     for kp in rubric.key_points:
         if kp.weight == "essential" and kp.id not in targeted:
             out.append(Finding(q.id, "warning", f"essential {kp.id} is not targeted by any probe"))
+    for kp in rubric.key_points:
+        probes = [p for p in rubric.probes if kp.id in p.targets and p.pattern != "hint"]
+        if kp.weight == "essential" and probes and all(leaks(p.zh, kp.zh) for p in probes):
+            out.append(Finding(q.id, "warning", f"every probe for essential {kp.id} states it: no gap question can ask for it"))
     patterns = {p.pattern for p in rubric.probes}
     if "hint" not in patterns:
         out.append(Finding(q.id, "warning", "no 'hint' probe for a candidate who does not know"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 
 _SENTENCE_END = re.compile(r"(?<=[。！？!?；;])|(?<=[.])\s+|\n+")
@@ -37,3 +38,12 @@ def windows(sentences: list[str]) -> list[str]:
     """Each sentence, plus each pair of neighbours: a claim often spans two sentences."""
     pairs = [a + b for a, b in zip(sentences, sentences[1:]) if len(a) + len(b) <= 2 * MAX_SENTENCE]
     return sentences + pairs
+
+
+_NON_CJK = re.compile(r"[A-Za-z0-9_\s\-./]+")
+
+
+def leaks(probe: str, key_point: str, min_chars: int = 8) -> bool:
+    """Does a probe state its key point (a run of >= 8 shared Chinese characters, technical terms aside)?"""
+    a, b = _NON_CJK.sub("·", probe), _NON_CJK.sub("·", key_point)
+    return difflib.SequenceMatcher(None, a, b, autojunk=False).find_longest_match().size >= min_chars
