@@ -26,15 +26,17 @@ def main(argv: list[str] | None = None) -> int:
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     settings = settings_from_args(args)
+    from knowledge.bank import BankError
+
     try:
         backend = Backend.open(settings)
-    except InterviewerError as exc:
+        print(f"Using {backend.description}; grader: {settings.resolved_grader()}", flush=True)
+        app = Interviewer.open(settings, backend)
+    except (InterviewerError, BankError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print(f"Using {backend.description}; grader: {settings.resolved_grader()}", flush=True)
     from interviewer.web import build_ui
 
-    app = Interviewer.open(settings, backend)
     try:
         build_ui(app).queue(default_concurrency_limit=4).launch(
             server_name=args.host, server_port=args.port, allowed_paths=[str(settings.reports_dir)])

@@ -11,6 +11,7 @@ from interviewer.errors import AnswerRejected, EndpointError, InterviewerError, 
 from interviewer.resume import read_resume
 from interviewer.session import Backend, Interviewer, Session
 from interviewer.settings import add_model_flags, settings_from_args
+from knowledge.bank import BankError
 
 HELP = {
     "zh": "命令：/skip 跳过本题，/end 结束面试并出报告，/quit 保存并退出（之后用 --resume 继续），/help 帮助。"
@@ -137,7 +138,7 @@ def main(argv: list[str] | None = None) -> int:
             session = app.new_session(resume=resume)
             print(f"Session {session.id}", flush=True)
         return run(session, settings)
-    except InterviewerError as exc:
+    except (InterviewerError, BankError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

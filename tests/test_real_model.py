@@ -111,3 +111,20 @@ def test_the_cli_says_what_to_do_when_the_endpoint_is_dead(tmp_path):
                          capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert res.returncode == 2
     assert url in res.stderr and "--base-url" in res.stderr
+
+
+def test_the_session_shape_holds_on_the_real_model(settings, store, real_model):
+    """Difficulty ramp, both sides, the follow-up budget, no repeats, scenario then experience at the end."""
+    app = Interviewer.open(settings, model=real_model, store=store)
+    session = app.new_session(questions=5, followups=1, track="algorithm", seed=11)
+    while session.pending is not None:
+        q = app.deps.bank.get(session.pending["qid"])
+        session.answer(q.rubric.reference_answer.zh[:120])
+    results = session.state["results"]
+    sections = [r["section"] for r in results]
+    core = [r["difficulty"] for r in results if r["section"] in ("algorithm", "infra")]
+    assert core == sorted(core) and "infra" in sections
+    assert sections[-1] == "meta" and sections[-2] == "scenario"
+    assert all(len(r["answers"]) <= 2 for r in results)  # one seed answer + at most one follow-up
+    assert len({r["qid"] for r in results}) == 5
+    app.close()

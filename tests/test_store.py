@@ -59,3 +59,10 @@ def test_build_is_idempotent_and_rebuilds_only_changed_texts(tmp_path, store, mo
     changed = Store.open(path, load_bank(data))
     assert embedded == [[raw["zh"]]]  # only the edited text is embedded anew
     assert changed.question("dapo").zh.endswith("（请具体说明）")
+
+
+def test_entries_carry_section_difficulty_chain_and_language(store):
+    got = store._col.get(ids=["rlhf-ppo-models/question/zh", "rlhf-ppo-models/kp1/en"], include=["metadatas"])
+    metas = {i: m for i, m in zip(got["ids"], got["metadatas"])}
+    assert metas["rlhf-ppo-models/question/zh"]["chain"] == "rlhf-ppo"
+    assert metas["rlhf-ppo-models/kp1/en"] | {"lang": "en", "kind": "key_point", "section": "algorithm"} == metas["rlhf-ppo-models/kp1/en"]
