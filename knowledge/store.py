@@ -110,6 +110,7 @@ class Store:
             embedding_function=E5EmbeddingFunction(),
             metadata={**wanted, "hnsw:space": "cosine"},
         )
+        log.warning("building the question store in %s (first run, or the bank changed): this takes up to a minute", path)
         entries = [e for q in bank.questions.values()
                    for e in _entries(q, getattr(bank.chain_of(q.id), "id", ""))]
         todo = sorted({doc for _, doc, _ in entries if doc not in known})
