@@ -141,12 +141,12 @@ class EmbeddingGrader:
 class _PointVerdict(BaseModel):
     key: str
     status: Literal["covered", "partial", "missed"]
-    evidence: str = Field(max_length=600)
+    evidence: str = Field(max_length=300)
 
 
 class _Misc(BaseModel):
     pitfall: int
-    evidence: str = Field(max_length=600)
+    evidence: str = Field(max_length=300)
 
 
 class JudgeOutput(BaseModel):
@@ -157,7 +157,7 @@ class JudgeOutput(BaseModel):
 
 class PointOutput(BaseModel):
     verdict: Literal["yes", "partly", "no"]
-    evidence: str = Field(max_length=600)
+    evidence: str = Field(max_length=300)
 
 
 def _found_in(evidence: str, answer: str) -> bool:
@@ -194,7 +194,7 @@ class LLMJudge:
                 language="Chinese" if lang == "zh" else "English",
             )},
         ]
-        out = self.model.structured(msgs, JudgeOutput, max_tokens=900)
+        out = self.model.structured(msgs, JudgeOutput, max_tokens=1400)
         by_key = {v.key: v for v in out.verdicts}
         verdicts = []
         for kp in r.key_points:

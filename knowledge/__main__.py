@@ -15,7 +15,12 @@ def _build(args) -> int:
     from knowledge.store import Store, default_store_path
 
     path = args.path or default_store_path()
-    store = Store.open(path, load_bank(), rebuild=args.force)
+    bank = load_bank()
+    if args.export_vectors:
+        from knowledge.store import SHIPPED_VECTORS, export_vectors
+
+        print(f"exported {export_vectors(bank)} vectors to {SHIPPED_VECTORS}")
+    store = Store.open(path, bank, rebuild=args.force)
     print(f"store {path}: {store.count()} entries, bank fingerprint {store.fingerprint}")
     return 0
 
@@ -56,6 +61,8 @@ def main(argv: list[str] | None = None) -> int:
     p = sub.add_parser("build", help="build the Chroma store (skipped when nothing changed)")
     p.add_argument("--path", help="store folder (default: $RLI_HOME/chroma)")
     p.add_argument("--force", action="store_true", help="rebuild even if nothing changed")
+    p.add_argument("--export-vectors", action="store_true",
+                   help="write knowledge/data/vectors.npz (shipped, so a first build embeds only edited texts)")
     p.set_defaults(func=_build)
     p = sub.add_parser("lint", help="report vague, duplicate or incomplete rubric content")
     p.add_argument("--strict", action="store_true", help="fail on warnings too")

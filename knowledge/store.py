@@ -6,6 +6,7 @@ files) or the embedder changed, so opening it is cheap after the first build.
 
 from __future__ import annotations
 
+import hashlib
 import logging
 import os
 from dataclasses import dataclass
@@ -26,6 +27,28 @@ log = logging.getLogger(__name__)
 COLLECTION = "bank"
 LAYOUT = 2  # bump when _entries changes what is indexed: stores then rebuild (re-using unchanged vectors)
 LANGS = ("zh", "en")
+
+
+SHIPPED_VECTORS = Path(__file__).resolve().parent / "data" / "vectors.npz"
+
+
+def _key(text: str) -> str:
+    return hashlib.sha1(f"{EMBEDDER_VERSION}\n{text}".encode()).hexdigest()
+
+
+def shipped_vectors(path: Path = SHIPPED_VECTORS) -> dict[str, np.ndarray]:
+    """Precomputed embeddings of the bank's texts (keyed by embedder + text), so a first build is quick.
+    Texts edited since they were exported are simply embedded anew."""
+    if not path.exists():
+        return {}
+    with np.load(path) as data:
+        return dict(zip(data["keys"].tolist(), data["vectors"]))
+
+
+def export_vectors(bank: Bank, path: Path = SHIPPED_VECTORS) -> int:
+    texts = sorted({doc for q in bank.questions.values() for _, doc, _ in _entries(q)})
+    np.savez_compressed(path, keys=np.array([_key(t) for t in texts]), vectors=embed(texts).astype(np.float32))
+    return len(texts)
 
 
 def default_store_path() -> Path:
@@ -98,6 +121,7 @@ class Store:
             if all(meta.get(k) == v for k, v in wanted.items()):
                 return cls(col, bank)
             log.info("question bank changed (%s -> %s): rebuilding %s", meta.get("fingerprint"), bank.fingerprint, path)
+        shipped = shipped_vectors()
         known: dict[str, list[float]] = {}
         if COLLECTION in existing:  # keep the vectors of unchanged texts: a small edit re-embeds little
             old = client.get_collection(COLLECTION)
@@ -110,9 +134,12 @@ class Store:
             embedding_function=E5EmbeddingFunction(),
             metadata={**wanted, "hnsw:space": "cosine"},
         )
-        log.warning("building the question store in %s (first run, or the bank changed): this takes up to a minute", path)
+        log.warning("building the question store in %s (first run, or the bank changed)", path)
         entries = [e for q in bank.questions.values()
                    for e in _entries(q, getattr(bank.chain_of(q.id), "id", ""))]
+        for _, doc, _ in entries:
+            if doc not in known and _key(doc) in shipped:
+                known[doc] = shipped[_key(doc)]
         todo = sorted({doc for _, doc, _ in entries if doc not in known})
         known.update(zip(todo, embed(todo)))
         for start in range(0, len(entries), 256):

@@ -128,3 +128,12 @@ def test_the_session_shape_holds_on_the_real_model(settings, store, real_model):
     assert all(len(r["answers"]) <= 2 for r in results)  # one seed answer + at most one follow-up
     assert len({r["qid"] for r in results}) == 5
     app.close()
+
+
+def test_the_latency_benchmark_runs_and_prints_its_figures(home, store, local_server, capsys):
+    from evals.bench import main as bench
+
+    assert bench(["--base-url", local_server.base_url, "--model", local_server.alias, "--turns", "1",
+                  "--home", str(home)]) == 0
+    out = capsys.readouterr().out
+    assert "first question" in out and "follow-up wording" in out

@@ -66,3 +66,17 @@ def test_entries_carry_section_difficulty_chain_and_language(store):
     metas = {i: m for i, m in zip(got["ids"], got["metadatas"])}
     assert metas["rlhf-ppo-models/question/zh"]["chain"] == "rlhf-ppo"
     assert metas["rlhf-ppo-models/kp1/en"] | {"lang": "en", "kind": "key_point", "section": "algorithm"} == metas["rlhf-ppo-models/kp1/en"]
+
+
+def test_shipped_vectors_are_what_the_embedder_gives(bank):
+    """knowledge/data/vectors.npz only speeds up a first build; it must never change a result."""
+    from knowledge.embed import embed
+    from knowledge.store import _entries, _key, shipped_vectors
+
+    shipped = shipped_vectors()
+    texts = [doc for q in list(bank.questions.values())[:3] for _, doc, _ in _entries(q)]
+    present = [t for t in texts if _key(t) in shipped][:12]
+    assert present, "vectors.npz covers none of these texts: run python -m knowledge build --export-vectors"
+    fresh = embed(present)
+    for text, vec in zip(present, fresh):
+        assert float(vec @ shipped[_key(text)]) > 0.999
