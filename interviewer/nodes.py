@@ -24,6 +24,11 @@ def _lang(state: InterviewState) -> str:
     return state["config"].get("lang", "zh")
 
 
+def _phrasing_model(runtime: Runtime[Deps]):
+    """The model that may adapt the wording, or None to say the written text."""
+    return runtime.context.model if runtime.context.settings.phrasing == "model" else None
+
+
 def plan_session(state: InterviewState, runtime: Runtime[Deps]) -> dict:
     if state.get("plan"):
         return {}
@@ -51,7 +56,7 @@ def ask(state: InterviewState, runtime: Runtime[Deps]) -> dict:
     q = Question.model_validate(state["question"])
     lang = _lang(state)
     n, i = len(state["plan"]), state["q_index"]
-    text, source = phrase(runtime.context.model, q.text(lang), lang) if runtime.context.settings.phrasing == "model" else (q.text(lang), "written")
+    text, source = phrase(_phrasing_model(runtime), q.text(lang), lang)
     pending = {"qid": q.id, "kind": "question", "text": text, "source": source, "index": i + 1, "total": n,
                "section": q.section, "tags": q.tags}
     return {"pending": pending, "transcript": [{"role": "interviewer", **pending}]}
@@ -110,10 +115,8 @@ def follow_up(state: InterviewState, runtime: Runtime[Deps]) -> dict:
     decision = Decision.model_validate(cur["decisions"][-1])
     line = _followup_line(q, decision, lang)
     secrets = [getattr(kp, lang) for kp in q.rubric.key_points if kp.id == decision.target]
-    if runtime.context.settings.phrasing == "model" and decision.action != "challenge":
-        text, source = phrase(runtime.context.model, line, lang, secrets)
-    else:
-        text, source = line, "written"
+    # a challenge quotes the candidate: it is said as written
+    text, source = phrase(_phrasing_model(runtime) if decision.action != "challenge" else None, line, lang, secrets)
     progress = QuestionProgress.model_validate(cur["progress"])
     progress.depth += 1
     if decision.probe is not None:

@@ -48,7 +48,11 @@ def _unused(question: Question, progress: QuestionProgress, avoid_terms: set[str
     (de-prioritised, not banned: the documents say "简历里没有应该不问")."""
     probes = question.rubric.probes
     fresh = [i for i in range(len(probes)) if i not in progress.asked_probes]
-    return sorted(fresh, key=lambda i: any(t in (probes[i].zh + probes[i].en).lower() for t in avoid_terms))
+    return sorted(fresh, key=lambda i: _names(probes[i], avoid_terms))
+
+
+def _names(probe, terms: set[str]) -> bool:
+    return any(t in (probe.zh + probe.en).lower() for t in terms)
 
 
 def decide(
@@ -94,11 +98,11 @@ def decide(
 
     covered = {v.key for v in cumulative if v.status == "covered"}
     order = {p: i for i, p in enumerate(DEEPEN_ORDER)}
-    rank = {i: r for r, i in enumerate(unused)}  # keeps the resume ordering first
-    penalised = {i for i in unused if any(t in (rubric.probes[i].zh + rubric.probes[i].en).lower() for t in avoid_terms)}
+    rank = {i: r for r, i in enumerate(unused)}  # `unused` puts probes naming off-resume methods last
+    off_resume = {i for i in unused if _names(rubric.probes[i], avoid_terms)}
     deeper = sorted(
         (i for i in unused if rubric.probes[i].pattern in order),
-        key=lambda i: (i in penalised, not set(rubric.probes[i].targets) <= covered, order[rubric.probes[i].pattern], rank[i]),
+        key=lambda i: (i in off_resume, not set(rubric.probes[i].targets) <= covered, order[rubric.probes[i].pattern], rank[i]),
     )
     if deeper:
         i = deeper[0]
