@@ -12,7 +12,7 @@ import re
 import sqlite3
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from langgraph.checkpoint.sqlite import SqliteSaver
@@ -81,7 +81,6 @@ class Interviewer:
     graph: object
     conn: sqlite3.Connection
     backend: Backend | None = None
-    sessions_seen: set = field(default_factory=set)
 
     @classmethod
     def open(cls, settings: Settings, backend: Backend | None = None, model=None, store: Store | None = None,

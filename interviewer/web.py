@@ -168,6 +168,10 @@ class WebApp:
                 return self.view(session, status=f"⚠️ {exc}")
         return self.view(session)
 
+    def hint(self, sid: str) -> str:
+        session = self._session(sid)
+        return hint_text(session) if session else ""
+
     def history(self):
         rows = []
         for s in self.app.list_sessions():
@@ -241,7 +245,7 @@ def build_ui(interviewer: Interviewer) -> gr.Blocks:
         answer.submit(send_answer, [sid, answer], outputs)
         skip.click(skip_question, sid, outputs, api_name="skip")
         end.click(end_interview, sid, outputs, api_name="end")
-        hint.click(lambda s: hint_text(web._session(s)) if web._session(s) else "", sid, hint_box, api_name="hint")
+        hint.click(web.hint, sid, hint_box, api_name="hint")
         refresh.click(web.history, None, past, api_name="history").then(web.trend_text, None, trend)
         demo.load(web.resume, saved, outputs).then(web.history, None, past).then(web.trend_text, None, trend)
     return demo

@@ -100,9 +100,10 @@ def _entries(q: Question, chain: str = "") -> list[tuple[str, str, dict]]:
 
 
 class Store:
-    def __init__(self, collection, bank: Bank):
+    def __init__(self, collection, bank: Bank, path: Path):
         self._col = collection
         self.bank = bank
+        self.path = path
         self._reference_pool: tuple[np.ndarray, np.ndarray] | None = None
 
     # -- building -------------------------------------------------------------------
@@ -119,7 +120,7 @@ class Store:
             col = client.get_collection(COLLECTION, embedding_function=E5EmbeddingFunction())
             meta = col.metadata or {}
             if all(meta.get(k) == v for k, v in wanted.items()):
-                return cls(col, bank)
+                return cls(col, bank, path)
             log.info("question bank changed (%s -> %s): rebuilding %s", meta.get("fingerprint"), bank.fingerprint, path)
         shipped = shipped_vectors()
         known: dict[str, list[float]] = {}
@@ -151,7 +152,7 @@ class Store:
                 embeddings=[known[e[1]] for e in batch],
             )
         log.info("built %s: %d entries for %d questions (%d embedded anew)", path, len(entries), len(bank.questions), len(todo))
-        return cls(col, bank)
+        return cls(col, bank, path)
 
     def count(self) -> int:
         return self._col.count()

@@ -81,7 +81,7 @@ def _read_until(proc, marker: str, timeout: float = 240) -> str:
 def test_a_killed_terminal_session_resumes_with_nothing_lost(tmp_path, store, local_server, real_model, settings):
     home = tmp_path / "home"
     home.mkdir()
-    shutil.copytree(store._col._client.get_settings().persist_directory, home / "chroma")
+    shutil.copytree(store.path, home / "chroma")
     cmd = [sys.executable, "-m", "interviewer", "-n", "2", "--base-url", local_server.base_url, "--model",
            local_server.alias, "--grader", "embedding", "--home", str(home), "--followups", "2"]
     proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,

@@ -44,7 +44,7 @@ def test_build_is_idempotent_and_rebuilds_only_changed_texts(tmp_path, store, mo
     data = tmp_path / "data"
     shutil.copytree(DATA_DIR, data)
     path = tmp_path / "chroma"
-    shutil.copytree(store._col._client.get_settings().persist_directory, path)
+    shutil.copytree(store.path, path)
     embedded = []
     real = store_module.embed
     monkeypatch.setattr(store_module, "embed", lambda texts: embedded.append(list(texts)) or real(texts))

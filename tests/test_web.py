@@ -29,7 +29,7 @@ CHROMIUM = "/usr/bin/chromium"
 def served(tmp_path_factory, store, local_server):
     """`python app.py` in its own process, on the real embedded model server of the test run."""
     home = tmp_path_factory.mktemp("web-home")
-    shutil.copytree(store._col._client.get_settings().persist_directory, home / "chroma")
+    shutil.copytree(store.path, home / "chroma")
     port = free_port()
     proc = subprocess.Popen(
         [sys.executable, "app.py", "--port", str(port), "--base-url", local_server.base_url, "--model",
