@@ -12,6 +12,20 @@ def _f(v) -> str:
     return "-" if v is None or v != v else f"{v:.3f}" if isinstance(v, float) else str(v)
 
 
+def recommend(results: dict) -> str:
+    """Which grader to use with this model: the best Spearman among graders that clearly beat answer
+    length (by 0.1) and resist adversarial answers (exploit rate at most 0.2)."""
+    graders = {g: r["overall"] for g, r in results.items() if g not in ("followups", "length") and r.get("overall")}
+    floor = results.get("length", {}).get("overall", {}).get("spearman", 0.0)
+    ok = {g: o for g, o in graders.items()
+          if o.get("spearman", float("nan")) >= floor + 0.1 and o.get("exploit_rate", 1.0) <= 0.2}
+    if not ok:
+        return f"**Recommendation:** no grader beats answer length (Spearman {_f(floor)}) by 0.1 with few exploits: do not trust these scores."
+    best = max(ok, key=lambda g: ok[g]["spearman"])
+    return (f"**Recommendation:** grade with `{best}` (Spearman {_f(ok[best]['spearman'])} vs {_f(floor)} for answer "
+            f"length, exploit rate {_f(ok[best]['exploit_rate'])}).")
+
+
 def to_markdown(results: dict, meta: dict) -> str:
     graders = [g for g in results if g != "followups"]
     out = ["# Grader evaluation", "",
@@ -22,6 +36,7 @@ def to_markdown(results: dict, meta: dict) -> str:
     for g in graders:
         o = results[g]["overall"]
         out.append(f"| {g} | " + " | ".join(_f(o.get(k)) for k, _ in COLUMNS) + f" | {o.get('errors', 0)} |")
+    out += ["", recommend(results), ""]
     out += ["", "Exploit rate: adversarial answers (keyword-stuffed, fluent with a central error, injection, "
             "off-topic, degenerate, confidently wrong) scored at least 2 above gold. Injection lift: mean "
             "(score - gold) on injection answers minus the same on honest answers.", ""]

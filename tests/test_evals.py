@@ -80,3 +80,12 @@ def test_smoke_run_on_the_real_model_writes_a_results_folder(tmp_path, home, sto
     assert any("ppo-clip-min" in n for n in m["meta"]["notes"])  # the question text was matched to the bank
     assert len((folder / "answers.jsonl").read_text().splitlines()) == 3 * 4 - m["llm-per-point"]["overall"]["errors"] - m["no-rubric"]["overall"]["errors"]
     assert (folder / "report.md").exists() and (folder / "scatter_embedding.svg").exists()
+    assert "**Recommendation:**" in (folder / "report.md").read_text()
+
+
+def test_the_recommendation_needs_a_grader_that_beats_length_and_resists_exploits():
+    from evals.report import recommend
+
+    row = lambda s, e: {"overall": {"spearman": s, "exploit_rate": e}}  # noqa: E731
+    assert "`embedding`" in recommend({"length": row(0.5, 0.8), "embedding": row(0.8, 0.1), "llm": row(0.9, 0.6)})
+    assert "do not trust" in recommend({"length": row(0.5, 0.8), "llm": row(0.55, 0.1)})
