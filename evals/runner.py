@@ -148,9 +148,10 @@ def followup_quality(items: list[Resolved], grades: dict[int, Grade], store: Sto
             continue
         q = store.question(item.qid)
         gold_missed = {kp.id for kp in q.rubric.key_points if kp.id not in c.covered}  # missed or only partly said
-        progress, asked = QuestionProgress(), []
+        progress, asked, decisions = QuestionProgress(), [], []
         for _ in range(3):
             d = decide(q, grade.verdicts, grade, progress, budget=3)
+            decisions.append(d)
             if d.action == "next":
                 break
             if d.probe is not None:
@@ -161,7 +162,7 @@ def followup_quality(items: list[Resolved], grades: dict[int, Grade], store: Sto
                     leaked += leaks(probe.zh, q.rubric.key_point(d.target).zh)
                 progress.asked_probes.append(d.probe)
             progress.depth += 1
-        first = decide(q, grade.verdicts, grade, QuestionProgress(), budget=3)
+        first = decisions[0]
         if c.tier == "partial" or 3 <= c.gold < 8:
             if first.action == "gap":
                 gaps += 1

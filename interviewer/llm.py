@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Iterator
 from typing import Protocol, TypeVar
 
 import openai
@@ -83,11 +82,6 @@ class OpenAIChat:
     def complete(self, messages: list[Message], *, max_tokens: int = 400, temperature: float = 0.3) -> str:
         resp = self._create(messages=messages, max_tokens=max_tokens, temperature=temperature)
         return (resp.choices[0].message.content or "").strip()
-
-    def stream(self, messages: list[Message], *, max_tokens: int = 400, temperature: float = 0.3) -> Iterator[str]:
-        for chunk in self._create(messages=messages, max_tokens=max_tokens, temperature=temperature, stream=True):
-            if chunk.choices and chunk.choices[0].delta.content:
-                yield chunk.choices[0].delta.content
 
     def structured(self, messages: list[Message], schema: type[T], *, max_tokens: int = 600) -> T:
         """Ask for `schema` as JSON output, validate it, retry a bounded number of times."""

@@ -35,10 +35,6 @@ class GGUFSpec:
     def dist_name(self, i: int) -> str:
         return f"{self.dist}{i}"
 
-    @property
-    def extra_requirement(self) -> str:
-        return " ".join(f"{self.dist_name(i)}=={self.version}" for i in range(1, self.parts + 1))
-
 
 MODELS = {
     "1.5b": GGUFSpec(

@@ -10,7 +10,7 @@ from langgraph.types import interrupt
 from interviewer import prompts
 from interviewer.context import Deps
 from interviewer.phrasing import phrase
-from interviewer.planner import chain_successor, make_plan, resume_terms
+from interviewer.planner import chain_successor, make_plan, off_resume
 from interviewer.policy import Decision, QuestionProgress, decide, merge_verdicts
 from interviewer.report import build_report
 from interviewer.scoring import Grade, Verdict, compute_score
@@ -91,10 +91,7 @@ def choose_followup(state: InterviewState, runtime: Runtime[Deps]) -> dict:
     cur = dict(state["current"])
     last = Grade.model_validate(cur["answers"][-1]["grade"])
     progress = QuestionProgress.model_validate(cur["progress"])
-    avoid = set()
-    if state.get("resume"):
-        terms = resume_terms(state["resume"])
-        avoid = {t for t in ("dapo", "gspo", "cispo", "sapo", "areal", "slime", "prorl", "remax") if t not in terms}
+    avoid = off_resume(state.get("resume", ""))
     decision = decide(q, [Verdict.model_validate(v) for v in cur["verdicts"]], last, progress,
                       budget=state["config"].get("followups", 3), avoid_terms=avoid,
                       priority=set(state["config"].get("focus_points", {}).get(q.id, [])))

@@ -15,7 +15,7 @@ from knowledge.schema import Question
 
 # tags naming specific methods or frameworks: de-prioritised when a resume does not mention them
 NICHE_TAGS = {
-    "dapo", "gspo", "cispo", "dr-grpo", "reinforce", "remax", "prorl", "areal", "slime", "verl",
+    "dapo", "gspo", "cispo", "sapo", "dr-grpo", "reinforce", "remax", "prorl", "areal", "slime", "verl",
     "moe", "routing-replay", "deepseek", "sglang", "vllm", "megatron", "fsdp", "trpo",
 }
 EXPERIENCE_ID = "experience-debug"
@@ -26,6 +26,14 @@ def resume_terms(resume: str) -> set[str]:
     """Lower-case tokens of a resume, with the '-' and '.' spellings of method names normalised."""
     text = resume.lower().replace(".", "-").replace("_", "-")
     return set(re.findall(r"[a-z][a-z0-9\-]+", text))
+
+
+def off_resume(resume: str) -> set[str]:
+    """Method and framework names that a (non-empty) resume does not mention."""
+    if not resume.strip():
+        return set()
+    terms = resume_terms(resume)
+    return {t for t in NICHE_TAGS if t not in terms and t.replace("-", "") not in terms}
 
 
 def _on_resume(q: Question, terms: set[str]) -> bool | None:

@@ -60,8 +60,3 @@ CHALLENGE = {
     "zh": Template("你刚才说「$evidence」。你确定吗？请从原理上再推一下这一点。"),
     "en": Template('You said "$evidence". Are you sure? Walk me through the reasoning for that point again.'),
 }
-
-TRANSITION = {
-    "zh": ["好的。", "嗯，明白。", "好，我们换个方向。"],
-    "en": ["OK.", "Got it.", "Alright, let's change direction."],
-}

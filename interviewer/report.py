@@ -115,10 +115,14 @@ def to_markdown(report: dict) -> str:
     return "\n".join(out)
 
 
+def paths(directory: Path, session_id: str) -> tuple[Path, Path]:
+    """Where a session's Markdown and JSON reports are saved."""
+    return directory / f"{session_id}.md", directory / f"{session_id}.json"
+
+
 def save(report: dict, directory: Path) -> tuple[Path, Path]:
     directory.mkdir(parents=True, exist_ok=True)
-    md = directory / f"{report['session_id']}.md"
-    js = directory / f"{report['session_id']}.json"
+    md, js = paths(directory, report["session_id"])
     md.write_text(to_markdown(report), encoding="utf-8")
     js.write_text(json.dumps(report, ensure_ascii=False, indent=2), encoding="utf-8")
     return md, js

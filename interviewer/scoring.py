@@ -45,12 +45,6 @@ class Grade(BaseModel):
     feedback: str = ""
     notes: list[str] = Field(default_factory=list)
 
-    def missed(self) -> list[Verdict]:
-        return [v for v in self.verdicts if v.status != "covered"]
-
-    def essential_missed(self) -> list[Verdict]:
-        return [v for v in self.verdicts if v.weight == "essential" and v.status != "covered"]
-
 
 def compute_score(verdicts: list[Verdict], misconceptions: int = 0) -> float:
     """10 x weighted credit over essential+important points, optional points as a bonus,

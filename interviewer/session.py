@@ -25,6 +25,7 @@ from interviewer.grading import make_grader
 from interviewer.graph import build_graph
 from interviewer.llm import OpenAIChat
 from interviewer.local_model import LocalServer, resolve_gguf
+from interviewer.report import paths as report_paths
 from interviewer.report import save
 from interviewer.settings import Settings
 from knowledge.bank import default_bank
@@ -156,16 +157,22 @@ class Session:
         self.app = app
         self.id = sid
         self.config = {"configurable": {"thread_id": sid}}
+        self._snap = None  # the checkpoint as last read; dropped whenever this object runs a step
 
     # -- state ----------------------------------------------------------------------
+    def _snapshot(self):
+        if self._snap is None:
+            self._snap = self.app.graph.get_state(self.config)
+        return self._snap
+
     @property
     def state(self) -> dict:
-        return self.app.graph.get_state(self.config).values
+        return self._snapshot().values
 
     @property
     def pending(self) -> dict | None:
         """What the interviewer asked and is waiting for, or None when finished."""
-        snap = self.app.graph.get_state(self.config)
+        snap = self._snapshot()
         for task in snap.tasks:
             for intr in task.interrupts:
                 return intr.value
@@ -174,8 +181,7 @@ class Session:
     @property
     def stalled(self) -> bool:
         """A step failed after the answer was saved (e.g. the endpoint went down): `recover()` retries it."""
-        snap = self.app.graph.get_state(self.config)
-        return bool(snap.next) and self.pending is None
+        return bool(self._snapshot().next) and self.pending is None
 
     @property
     def finished(self) -> bool:
@@ -188,7 +194,10 @@ class Session:
     # -- steps ----------------------------------------------------------------------
     def _run(self, payload) -> list[dict]:
         before = len(self.state.get("transcript", []))
-        self.app.graph.invoke(payload, self.config, context=self.app.deps, durability="sync")
+        try:
+            self.app.graph.invoke(payload, self.config, context=self.app.deps, durability="sync")
+        finally:
+            self._snap = None  # the checkpoint moved on (or a step failed part-way)
         state = self.state
         self._record(state)
         return state.get("transcript", [])[before:]
@@ -237,5 +246,4 @@ class Session:
             save(report, self.app.settings.reports_dir)
 
     def report_paths(self) -> tuple[Path, Path]:
-        d = self.app.settings.reports_dir
-        return d / f"{self.id}.md", d / f"{self.id}.json"
+        return report_paths(self.app.settings.reports_dir, self.id)
