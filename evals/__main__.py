@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from evals.cases import CASES_DIR, CaseError, load_cases, resolve
+from evals.cases import BLIND_TEST, CASES_DIR, CaseError, agreement, load_cases, resolve
 from evals.plots import bars, scatter
 from evals.report import to_markdown
 from evals.runner import ALL_GRADERS, MODEL_GRADERS, evaluate, followup_quality, run_grader
@@ -46,6 +46,17 @@ def _open_model(args):
     return Backend.open(settings, parallel=max(1, args.concurrency))
 
 
+def case_sets(args) -> dict[str, list[Path]]:
+    """The sets to evaluate, each reported on its own: by default the answer ladders (written by the
+    rubric authors) and the blind set's reported split (written without the rubrics)."""
+    if args.cases:
+        return {"cases": args.cases}
+    sets = {"ladders": [CASES_DIR]}
+    if BLIND_TEST.exists():
+        sets["blind"] = [BLIND_TEST]
+    return sets
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
@@ -60,32 +71,46 @@ def main(argv: list[str] | None = None) -> int:
     try:
         settings = Settings.from_env(home=args.home) if args.home else Settings.from_env()
         store = Store.open(settings.store_path)
-        cases = load_cases(args.cases or [CASES_DIR])[: args.limit]
-        if args.sample:
-            cases = spread(cases, args.sample)
-        items, notes = resolve(cases, store)
         model = None
         if any(g in MODEL_GRADERS for g in graders):
             backend = _open_model(args)
             model = backend.model
             print(f"Using {backend.description}", file=sys.stderr)
         started = time.monotonic()
-        runs = [run_grader(g, items, store, model, args.concurrency, args.repeat) for g in graders]
-        results = evaluate(runs)
-        primary = next((r for r in runs if r.name == "embedding"), runs[0])
-        grades = {i: _grade(primary, i) for i in range(len(primary.rows))}
-        results["followups"] = {"grader": primary.name, **followup_quality(items, grades, store)}
-        meta = {"cases": len(items), "questions": len({i.qid for i in items}), "notes": notes,
-                "model": backend.description if backend else None, "concurrency": args.concurrency,
-                "repeat": args.repeat, "total_seconds": round(time.monotonic() - started, 1),
-                "bank_fingerprint": store.fingerprint}
-        folder = _write(args.out, runs, results, meta)
+        sets, all_runs, notes, counts = {}, {}, [], {}
+        for name, paths in case_sets(args).items():
+            cases = load_cases(paths)[: args.limit]
+            if args.sample:
+                cases = spread(cases, args.sample)
+            items, set_notes = resolve(cases, store)
+            notes += [f"{name}: {n}" for n in set_notes]
+            runs = [run_grader(g, items, store, model, args.concurrency, args.repeat) for g in graders]
+            results = evaluate(runs)
+            primary = next((r for r in runs if r.name == "embedding"), runs[0])
+            grades = {i: _grade(primary, i) for i in range(len(primary.rows))}
+            results["followups"] = {"grader": primary.name, **followup_quality(items, grades, store)}
+            sets[name], all_runs[name] = results, runs
+            counts[name] = {"cases": len(items), "questions": len({i.qid for i in items})}
+        meta = {"sets": counts, "notes": notes, "model": backend.description if backend else None,
+                "concurrency": args.concurrency, "repeat": args.repeat,
+                "total_seconds": round(time.monotonic() - started, 1), "bank_fingerprint": store.fingerprint,
+                "agreement": agreement() if "blind" in sets else None}
+        folder = _write(args.out, all_runs, sets, meta)
         print(f"results: {folder}")
-        for r in runs:
-            o = results[r.name]["overall"]
-            print(f"{r.name:>14}: spearman {o.get('spearman', float('nan')):.3f}  pairwise "
-                  f"{o.get('pairwise_accuracy', float('nan')):.3f}  exploit {o.get('exploit_rate', float('nan')):.2f}  "
-                  f"{o['seconds']}s")
+        for name, results in sets.items():
+            print(f"[{name}] {counts[name]['cases']} answers on {counts[name]['questions']} questions")
+            for g in graders:
+                o = results[g]["overall"]
+                print(f"{g:>14}: spearman {o.get('spearman', float('nan')):.3f}  pairwise "
+                      f"{o.get('pairwise_accuracy', float('nan')):.3f}  exploit {o.get('exploit_rate', float('nan')):.2f}  "
+                      f"MAE {o.get('mean_abs_error', float('nan')):.2f}  {o['seconds_per_answer']}s/answer")
+            f = results["followups"]
+            print(f"{'follow-ups':>14}: false challenges {f['false_challenge_rate']:.3f}  redundant gap questions "
+                  f"{f['redundant_gap_rate']:.3f} (of {f['competent_gap_questions']}, on {f['competent_answers']} competent answers)")
+        if meta["agreement"]:
+            a = meta["agreement"]
+            print(f"inter-annotator agreement on {a['n']} blind answers: Spearman {a['spearman']:.3f}, "
+                  f"mean absolute difference {a['mean_abs_diff']:.2f} (the ceiling for any grader)")
         return 0
     except (CaseError, BankError, InterviewerError) as exc:
         print(f"error: {exc}", file=sys.stderr)
@@ -117,22 +142,30 @@ def _grade(run, i):
     return Grade.model_validate(g) if g else None
 
 
-def _write(out: Path, runs, results: dict, meta: dict) -> Path:
+def _write(out: Path, all_runs: dict, sets: dict, meta: dict) -> Path:
     folder = out / time.strftime("%Y%m%d-%H%M%S")
     folder.mkdir(parents=True, exist_ok=True)
-    (folder / "metrics.json").write_text(json.dumps({"meta": meta, **results}, ensure_ascii=False, indent=2, default=str))
+    single = len(sets) == 1
+    payload = {"meta": meta, **(next(iter(sets.values())) if single else sets)}
+    (folder / "metrics.json").write_text(json.dumps(payload, ensure_ascii=False, indent=2, default=str))
     with (folder / "answers.jsonl").open("w", encoding="utf-8") as f:
+        for name, runs in all_runs.items():
+            for run in runs:
+                for row in run.rows:
+                    f.write(json.dumps({"set": name, **{k: v for k, v in row.items() if k != "grade"}}, ensure_ascii=False) + "\n")
+    for name, runs in all_runs.items():
+        prefix = "" if single else f"{name}_"
+        results = sets[name]
         for run in runs:
-            for row in run.rows:
-                f.write(json.dumps({k: v for k, v in row.items() if k != "grade"}, ensure_ascii=False) + "\n")
-    for run in runs:
-        (folder / f"scatter_{run.name}.svg").write_text(scatter(run.rows, f"{run.name}: grader vs gold"))
-    if "embedding" in results:
-        per = {q: m["pairwise_accuracy"] for q, m in results["embedding"]["per_rubric"].items()}
-        (folder / "per_rubric_embedding.svg").write_text(bars(dict(sorted(per.items(), key=lambda kv: kv[1])), "embedding: pairwise accuracy per rubric"))
-    exploit = {r.name: results[r.name]["overall"].get("exploit_rate", float("nan")) for r in runs}
-    (folder / "exploit_rates.svg").write_text(bars(exploit, "exploit rate (adversarial answers scored >= gold + 2)"))
-    (folder / "report.md").write_text(to_markdown(results, meta), encoding="utf-8")
+            (folder / f"{prefix}scatter_{run.name}.svg").write_text(scatter(run.rows, f"{name}: {run.name} vs gold"))
+        if "embedding" in results:
+            per = {q: m["pairwise_accuracy"] for q, m in results["embedding"]["per_rubric"].items()}
+            (folder / f"{prefix}per_rubric_embedding.svg").write_text(
+                bars(dict(sorted(per.items(), key=lambda kv: kv[1])), f"{name}: embedding pairwise accuracy per rubric"))
+        exploit = {r.name: results[r.name]["overall"].get("exploit_rate", float("nan")) for r in runs}
+        (folder / f"{prefix}exploit_rates.svg").write_text(bars(exploit, f"{name}: exploit rate (adversarial answers scored >= gold + 2)"))
+    (folder / "report.md").write_text("\n".join(to_markdown(results, meta, name, meta["sets"][name])
+                                                for name, results in sets.items()), encoding="utf-8")
     return folder
 
 

@@ -15,6 +15,9 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_valida
 from knowledge.store import Store
 
 CASES_DIR = Path(__file__).resolve().parent / "cases"
+BLIND_DIR = Path(__file__).resolve().parent / "blind"
+BLIND_TEST = BLIND_DIR / "test.jsonl"  # the reported split: never fitted or tuned on
+BLIND_SECOND = BLIND_DIR / "second_grader.jsonl"  # a second, independent gold for a sample of the blind set
 MIN_MATCH = 0.85  # below this similarity, a question text is reported as unmatched
 
 
@@ -27,6 +30,8 @@ class Case(BaseModel):
     gold: float = Field(ge=0, le=10)
     tier: str = "unknown"
     lang: str = "zh"
+    id: str | None = None  # blind-set answers carry an id (the second grader's labels refer to it)
+    persona: str | None = None  # blind set: who the answer writer played (strong, terse, english, ...)
     covered: list[str] | None = None
     partial: list[str] = Field(default_factory=list)
     misconceptions: list[str] = Field(default_factory=list)
@@ -83,3 +88,19 @@ def resolve(cases: list[Case], store: Store) -> tuple[list[Resolved], list[str]]
         qid, sim = memo[c.question]
         out.append(Resolved(c, qid, sim))
     return out, notes
+
+
+def agreement(first: Path = BLIND_DIR, second: Path = BLIND_SECOND) -> dict | None:
+    """How far two independent gold graders agree on the blind answers both graded."""
+    from evals.metrics import spearman
+
+    if not second.exists():
+        return None
+    gold = {c.id: c.gold for f in ("train.jsonl", "test.jsonl") if (first / f).exists()
+            for c in load_cases([first / f]) if c.id}
+    pairs = [(gold[c.id], c.gold) for c in load_cases([second]) if c.id in gold]
+    if not pairs:
+        return None
+    a, b = zip(*pairs)
+    return {"n": len(pairs), "spearman": spearman(list(a), list(b)),
+            "mean_abs_diff": sum(abs(x - y) for x, y in pairs) / len(pairs)}

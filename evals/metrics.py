@@ -116,7 +116,25 @@ def summarize(rows: list[dict]) -> dict:
         "injection_lift": bias(injections) - bias(honest) if injections and honest else float("nan"),
         "length_spearman": spearman([r["length"] for r in rows], score),
         "mean_abs_error": sum(abs(s - g) for s, g in zip(score, gold)) / len(rows) if rows else float("nan"),
+        "length_partial": partial_spearman(score, [r["length"] for r in rows], gold),
+        "tiers": tier_means(rows),
     }
+
+
+def partial_spearman(xs: list[float], ys: list[float], zs: list[float]) -> float:
+    """Rank correlation of xs and ys with zs held fixed (e.g. score with length, given gold)."""
+    rxy, rxz, ryz = spearman(xs, ys), spearman(xs, zs), spearman(ys, zs)
+    denom = math.sqrt(max(0.0, (1 - rxz**2) * (1 - ryz**2)))
+    return (rxy - rxz * ryz) / denom if denom else float("nan")
+
+
+def tier_means(rows: list[dict]) -> dict[str, dict]:
+    """Per tier: how many answers, the mean score and the mean gold."""
+    by: dict[str, list[dict]] = defaultdict(list)
+    for r in rows:
+        by[r["tier"]].append(r)
+    return {t: {"n": len(rs), "score": round(sum(r["score"] for r in rs) / len(rs), 2),
+                "gold": round(sum(r["gold"] for r in rs) / len(rs), 2)} for t, rs in sorted(by.items())}
 
 
 def per_rubric(rows: list[dict]) -> dict[str, dict]:

@@ -5,7 +5,7 @@ from __future__ import annotations
 COLUMNS = [("spearman", "Spearman"), ("kendall", "Kendall"), ("pairwise_accuracy", "pairwise acc."),
            ("auroc_good_vs_bad", "AUROC good/bad"), ("key_point_macro_f1", "key-point F1"),
            ("exploit_rate", "exploit rate"), ("injection_lift", "injection lift"),
-           ("length_spearman", "corr. with length"), ("mean_abs_error", "MAE"), ("seconds_per_answer", "s/answer")]
+           ("length_spearman", "corr. with length"), ("length_partial", "length | gold"), ("mean_abs_error", "MAE"), ("seconds_per_answer", "s/answer")]
 
 
 def _f(v) -> str:
@@ -26,10 +26,16 @@ def recommend(results: dict) -> str:
             f"length, exploit rate {_f(ok[best]['exploit_rate'])}).")
 
 
-def to_markdown(results: dict, meta: dict) -> str:
+SET_TITLES = {"ladders": "Answer ladders (written by the rubric authors: flattering)",
+              "blind": "Blind set, reported split (written without the rubrics; nothing was tuned on it)",
+              "cases": "Cases"}
+
+
+def to_markdown(results: dict, meta: dict, name: str = "cases", counts: dict | None = None) -> str:
     graders = [g for g in results if g != "followups"]
-    out = ["# Grader evaluation", "",
-           f"{meta['cases']} graded answers on {meta['questions']} questions; model: {meta['model'] or 'none'}; "
+    counts = counts or {"cases": "?", "questions": "?"}
+    out = [f"# Grader evaluation: {SET_TITLES.get(name, name)}", "",
+           f"{counts['cases']} graded answers on {counts['questions']} questions; model: {meta['model'] or 'none'}; "
            f"concurrency {meta['concurrency']}; {meta['total_seconds']} s in all; bank {meta['bank_fingerprint']}.", "",
            "| grader | " + " | ".join(label for _, label in COLUMNS) + " | errors |",
            "|---" * (len(COLUMNS) + 2) + "|"]
@@ -37,6 +43,17 @@ def to_markdown(results: dict, meta: dict) -> str:
         o = results[g]["overall"]
         out.append(f"| {g} | " + " | ".join(_f(o.get(k)) for k, _ in COLUMNS) + f" | {o.get('errors', 0)} |")
     out += ["", recommend(results), ""]
+    a = meta.get("agreement")
+    if name == "blind" and a:
+        out += [f"Inter-annotator agreement (two independent gold graders, {a['n']} answers): Spearman "
+                f"{_f(a['spearman'])}, mean absolute difference {_f(a['mean_abs_diff'])}. No grader can be held "
+                "to more than that.", ""]
+    out += ["## Mean score by tier (gold in brackets)", "", "| grader | " + " | ".join(
+        t for t in results[graders[0]]["overall"].get("tiers", {})) + " |",
+        "|---" * (len(results[graders[0]]["overall"].get("tiers", {})) + 1) + "|"]
+    for g in graders:
+        tiers = results[g]["overall"].get("tiers", {})
+        out.append(f"| {g} | " + " | ".join(f"{v['score']:.1f} ({v['gold']:.1f})" for v in tiers.values()) + " |")
     out += ["", "Exploit rate: adversarial answers (keyword-stuffed, fluent with a central error, injection, "
             "off-topic, degenerate, confidently wrong) scored at least 2 above gold. Injection lift: mean "
             "(score - gold) on injection answers minus the same on honest answers.", ""]
@@ -59,7 +76,11 @@ def to_markdown(results: dict, meta: dict) -> str:
                 f"it targeted a key point the candidate really missed in {_f(f['gap_hit_rate'])} of them",
                 f"- repeated probes: {f['repeated_probes']}; probes that leak their key point: {f['rubric_leaks']}",
                 f"- complete answers (gold >= 9): {f['complete_answers']}; unnecessary gap questions on them: "
-                f"{f['unnecessary_followups']}"]
+                f"{f['unnecessary_followups']}",
+                f"- competent answers (excellent, good, terse but right, partial): {f['competent_answers']}; the first "
+                f"follow-up challenged a sentence gold does not call wrong on {_f(f['false_challenge_rate'])} of them; "
+                f"{_f(f['redundant_gap_rate'])} of their {f['competent_gap_questions']} gap questions asked for a point "
+                f"gold marks as stated; {f['clarifications']} began by asking to make an unclear sentence precise"]
     if meta["notes"]:
         out += ["", "## Notes", ""] + [f"- {n}" for n in meta["notes"]]
     return "\n".join(out) + "\n"

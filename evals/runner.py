@@ -139,9 +139,17 @@ def run_grader(name: str, items: list[Resolved], store: Store, model: ChatModel 
     return GraderRun(name, rows, time.monotonic() - started, errors, [r for r in repeats if r])
 
 
+COMPETENT = {"excellent", "good", "terse_correct", "partial"}
+
+
 def followup_quality(items: list[Resolved], grades: dict[int, Grade], store: Store) -> dict:
-    """Does the policy, fed with this grader's verdicts, ask about what the candidate really missed?"""
+    """Does the policy, fed with this grader's verdicts, ask about what the candidate really missed?
+
+    Judged against the gold labels (written by a separate grader, not by the grader under test):
+    on competent answers, a challenge whose pitfall gold does not list accuses a correct sentence,
+    and a gap question on a key point gold marks covered asks what was just said."""
     hits = gaps = unnecessary = complete = repeats = leaked = 0
+    competent = false_challenges = comp_gaps = redundant = clarifications = 0
     for idx, item in enumerate(items):
         grade, c = grades.get(idx), item.case
         if grade is None or c.covered is None:
@@ -161,6 +169,10 @@ def followup_quality(items: list[Resolved], grades: dict[int, Grade], store: Sto
                 if d.action == "gap":  # a gap question must not state the point it asks for
                     leaked += leaks(probe.zh, q.rubric.key_point(d.target).zh)
                 progress.asked_probes.append(d.probe)
+            if d.target and d.target.startswith("pitfall:"):
+                progress.challenged.append(int(d.target.split(":")[1]))
+            elif d.action == "clarify":
+                progress.clarified.append(d.target)
             progress.depth += 1
         first = decisions[0]
         if c.tier == "partial" or 3 <= c.gold < 8:
@@ -170,9 +182,21 @@ def followup_quality(items: list[Resolved], grades: dict[int, Grade], store: Sto
         if c.gold >= 9:
             complete += 1
             unnecessary += first.action == "gap" and first.target not in gold_missed
-    return {"partial_answers_with_gap_question": gaps, "gap_hit_rate": hits / gaps if gaps else float("nan"),
+        if c.tier in COMPETENT:
+            competent += 1
+            clarifications += first.action == "clarify"
+            if first.action == "challenge":
+                false_challenges += first.target.split(":")[1] not in c.misconceptions
+            if first.action == "gap":
+                comp_gaps += 1
+                redundant += first.target in c.covered
+    rate = lambda a, b: a / b if b else float("nan")  # noqa: E731
+    return {"partial_answers_with_gap_question": gaps, "gap_hit_rate": rate(hits, gaps),
             "repeated_probes": repeats, "rubric_leaks": leaked, "complete_answers": complete,
-            "unnecessary_followups": unnecessary}
+            "unnecessary_followups": unnecessary, "competent_answers": competent,
+            "false_challenge_rate": rate(false_challenges, competent), "false_challenges": false_challenges,
+            "competent_gap_questions": comp_gaps, "redundant_gap_rate": rate(redundant, comp_gaps),
+            "clarifications": clarifications}
 
 
 def evaluate(runs: list[GraderRun]) -> dict:

@@ -23,3 +23,7 @@ class AnswerRejected(InterviewerError):
 
 class SessionError(InterviewerError):
     """A session id is unknown, or the session cannot continue."""
+
+
+class GraderError(InterviewerError):
+    """The grader cannot run as configured (e.g. its fitted weights are missing or do not fit the code)."""

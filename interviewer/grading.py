@@ -12,8 +12,10 @@ Every grade names its grader; the score is always computed by `scoring.compute_s
 from __future__ import annotations
 
 import difflib
+import json
 import re
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 from typing import Literal, Protocol
 
 import numpy as np
@@ -21,25 +23,25 @@ from pydantic import BaseModel, Field
 
 from interviewer import prompts
 from interviewer.llm import ChatModel
-from interviewer.scoring import Grade, Misconception, Verdict, compute_score, feedback, says_dont_know
+from interviewer.errors import GraderError
+from interviewer.evidence import PointModel, RubricTexts, TermIndex, calibrate, contradiction_confirmed, point_features
+from interviewer.scoring import Grade, Misconception, Verdict, compute_score, confirmed, feedback, says_dont_know
 from knowledge.embed import embed
 from knowledge.schema import Question
 from knowledge.store import Store
-from knowledge.text import split_sentences, windows
+from knowledge.text import evidence_units, split_sentences
 
-# Margins over each point's own negative baseline. Chosen on half of the eval questions and checked
-# on the other half (python -m evals; see the README): tuned on one half, the other half got
-# Spearman 0.81-0.85 with gold and an exploit rate of about 0.09 (0.53-0.66 with the first guess).
-COVER_MARGIN = 0.06
-PARTIAL_MARGIN = 0.04
-NEGATIVE_QUANTILE = 0.95
+NEGATIVE_QUANTILE = 0.95  # a text's baseline: this quantile of its similarity to other questions' reference sentences
 MAX_GRADED_CHARS = 6000
+WEIGHTS_PATH = Path(__file__).resolve().parent / "grader_weights.json"  # written by `python -m evals.train`
 
 
 class Grader(Protocol):
     name: str
 
-    def grade(self, question: Question, answer: str, lang: str) -> Grade: ...
+    def grade(self, question: Question, answer: str, lang: str, focus: str | None = None) -> Grade:
+        """`focus`: the key point the interviewer's last follow-up asked about, if any."""
+        ...
 
 
 def _clip(answer: str) -> tuple[str, list[str]]:
@@ -60,15 +62,16 @@ def degenerate(question: Question, answer: str) -> str | None:
     return None
 
 
-def _finish(grader: str, question: Question, verdicts, misconceptions, answer, lang, notes) -> Grade:
+def _finish(grader: str, question: Question, verdicts, misconceptions, answer, lang, notes, scale=None) -> Grade:
     reason = degenerate(question, answer)
     if reason:
         verdicts = [v.model_copy(update={"status": "missed", "evidence": ""}) for v in verdicts]
         misconceptions, notes = [], notes + [reason]
+    raw = compute_score(verdicts, len(confirmed(misconceptions)))
     return Grade(
         grader=grader,
         qid=question.id,
-        score=compute_score(verdicts, len(misconceptions)),
+        score=round(scale(raw), 1) if scale and not reason else raw,
         verdicts=verdicts,
         misconceptions=misconceptions,
         dont_know=says_dont_know(answer),
@@ -77,13 +80,55 @@ def _finish(grader: str, question: Question, verdicts, misconceptions, answer, l
     )
 
 
+def load_weights(path: Path = WEIGHTS_PATH) -> dict:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise GraderError(f"{path}: the embedding grader's weights are missing; run `python -m evals.train`") from None
+    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise GraderError(f"{path}: unreadable grader weights ({exc}); run `python -m evals.train` to rewrite them") from None
+
+
 class EmbeddingGrader:
+    """Key-point matching on CPU. Each answer is cut into evidence units (sentences, clauses, neighbour
+    pairs); for each key point the features in `evidence.FEATURES` (similarity to the point and to its
+    variants, term overlap, competition with the other points and the pitfalls, negation) go through a
+    logistic model fitted on labelled answers (`python -m evals.train`) to give P(stated). A point is
+    covered above `cover_p`, unclear between `unclear_p` and `cover_p` (borderline: neither credited in
+    full nor called missed), missed below. The key point a follow-up asked about is read with the lower
+    bar: the interviewer knows what it asked. A sentence resembling a pitfall counts as a misconception
+    only when the contradiction check confirms it. The raw score is mapped onto the gold scale by a
+    monotone calibration fitted with the weights."""
+
     name = "embedding"
 
-    def __init__(self, store: Store, cover: float = COVER_MARGIN, partial: float = PARTIAL_MARGIN):
+    def __init__(self, store: Store, weights: dict | None = None):
         self.store = store
-        self.cover = cover
-        self.partial = partial
+        self._weights = weights
+        self._model: PointModel | None = None
+        self._index: TermIndex | None = None
+        self._rubrics: dict[str, RubricTexts] = {}
+
+    @property
+    def weights(self) -> dict:
+        if self._weights is None:
+            self._weights = load_weights()
+        return self._weights
+
+    @property
+    def model(self) -> PointModel:
+        if self._model is None:
+            try:
+                self._model = PointModel.from_json(self.weights["point_model"])
+            except (KeyError, ValueError) as exc:
+                raise GraderError(f"grader weights do not fit this code ({exc}); run `python -m evals.train`") from None
+        return self._model
+
+    def _term_index(self) -> TermIndex:
+        if self._index is None:
+            docs = [t for q in self.store.bank.with_rubric() for kp in q.rubric.key_points for t in (kp.zh, kp.en)]
+            self._index = TermIndex(docs)
+        return self._index
 
     def _baseline(self, qid: str, vectors: np.ndarray) -> np.ndarray:
         pool, owners = self.store.reference_pool()
@@ -92,49 +137,61 @@ class EmbeddingGrader:
             return np.full(len(vectors), 0.85, dtype=np.float32)
         return np.quantile(negatives @ vectors.T, NEGATIVE_QUANTILE, axis=0)
 
-    def match(self, question: Question, answer: str) -> tuple[list[str], dict, dict]:
-        """(segments, {kp id: (margin, segment)}, {pitfall index: (margin, segment)}).
-
-        A margin is the best similarity over the answer's segments and over zh/en, minus that
-        item's baseline; a pitfall only counts where it beats every key point on that segment.
-        """
-        segments = windows(split_sentences(answer))
-        if not segments:
-            return [], {}, {}
+    def rubric_texts(self, question: Question) -> RubricTexts:
+        if question.id in self._rubrics:
+            return self._rubrics[question.id]
         rv = self.store.rubric_vectors(question.id)
-        kp_keys, pit_keys = list(rv.key_points), list(rv.pitfalls)
-        vecs = np.vstack([rv.key_points[k] for k in kp_keys] + [rv.pitfalls[k] for k in pit_keys])
-        margins = embed(segments) @ vecs.T - self._baseline(question.id, vecs)  # segments x items
-        best_seg = margins.argmax(axis=0)
-        points: dict[str, tuple[float, int]] = {}
-        for j, (kid, _lang) in enumerate(kp_keys):
-            cand = (float(margins[best_seg[j], j]), int(best_seg[j]))
-            if kid not in points or cand[0] > points[kid][0]:
-                points[kid] = cand
-        kp_on_segment = margins[:, : len(kp_keys)].max(axis=1)
-        pitfalls: dict[int, tuple[float, int]] = {}
-        for j, (idx, _lang) in enumerate(pit_keys, start=len(kp_keys)):
-            seg = int(best_seg[j])
-            cand = (float(margins[seg, j]), seg)
-            if margins[seg, j] > kp_on_segment[seg] and (idx not in pitfalls or cand[0] > pitfalls[idx][0]):
-                pitfalls[idx] = cand
-        return segments, points, pitfalls
+        r = question.rubric
+        texts, vecs, base, main = {}, {}, {}, {}
+        for kp in r.key_points:
+            keyed = [("zh", kp.zh), ("en", kp.en)] + [(f"v{j}", t) for j, t in enumerate(kp.variants)]
+            keyed = [(k, t) for k, t in keyed if (kp.id, k) in rv.key_points]
+            texts[kp.id] = [t for _, t in keyed]
+            vecs[kp.id] = np.vstack([rv.key_points[(kp.id, k)] for k, _ in keyed])
+            base[kp.id] = self._baseline(question.id, vecs[kp.id])
+            main[kp.id] = sum(1 for k, _ in keyed if k in ("zh", "en"))
+        pvecs, pbase = {}, {}
+        for i, _ in enumerate(r.pitfalls):
+            keys = [k for k in rv.pitfalls if k[0] == i]
+            if keys:
+                pvecs[i] = np.vstack([rv.pitfalls[k] for k in keys])
+                pbase[i] = self._baseline(question.id, pvecs[i])
+        out = RubricTexts([kp.id for kp in r.key_points], texts, main, vecs, base, pvecs, pbase)
+        self._rubrics[question.id] = out
+        return out
 
-    def grade(self, question: Question, answer: str, lang: str) -> Grade:
+    def features(self, question: Question, answer: str, units_fn=evidence_units):
+        """(units, {kp id: features}, {kp id: best unit}, {pitfall: (margin, unit)})."""
+        units = units_fn(answer)
+        if not units:
+            return [], {}, {}, {}
+        feats, best, pitfalls = point_features(units, embed(units), self.rubric_texts(question),
+                                               self._term_index(), answer)
+        return units, feats, best, pitfalls
+
+    def grade(self, question: Question, answer: str, lang: str, focus: str | None = None) -> Grade:
         text, notes = _clip(answer)
-        segments, points, pitfalls = self.match(question, text)
+        units, feats, best, pitfalls = self.features(question, text)
+        w = self.weights
         verdicts = []
         for kp in question.rubric.key_points:
-            margin, seg = points.get(kp.id, (-1.0, 0))
-            status = "covered" if margin >= self.cover else "partial" if margin >= self.partial else "missed"
-            evidence = segments[seg] if status != "missed" else ""
-            verdicts.append(Verdict(key=kp.id, weight=kp.weight, status=status, evidence=evidence, confidence=round(margin, 4)))
-        misconceptions = [
-            Misconception(pitfall=idx, evidence=segments[seg])
-            for idx, (margin, seg) in sorted(pitfalls.items())
-            if margin >= self.cover
-        ]
-        return _finish(self.name, question, verdicts, misconceptions, text, lang, notes)
+            p = float(self.model.predict(feats[kp.id][None, :])[0]) if kp.id in feats else 0.0
+            cover = w["unclear_p"] if kp.id == focus else w["cover_p"]
+            status = "covered" if p >= cover else "unclear" if p >= w["unclear_p"] else "missed"
+            evidence = units[best[kp.id]] if status != "missed" else ""
+            verdicts.append(Verdict(key=kp.id, weight=kp.weight, status=status, evidence=evidence, confidence=round(p, 3)))
+        misconceptions = []
+        for idx, (margin, u) in sorted(pitfalls.items()):
+            if margin < w["pitfall_margin"]:
+                continue
+            pit = question.rubric.pitfalls[idx]
+            near = [kp for kp in question.rubric.key_points]
+            ok = contradiction_confirmed(units[u], [pit.zh, pit.en, *pit.variants],
+                                         [t for kp in near for t in (kp.zh, kp.en, *kp.variants)])
+            misconceptions.append(Misconception(pitfall=idx, evidence=units[u], confirmed=ok))
+        knots = [tuple(k) for k in w.get("calibration", [])]
+        return _finish(self.name, question, verdicts, misconceptions, text, lang, notes,
+                       scale=lambda raw: calibrate(raw, knots))
 
 
 # -- LLM judges ---------------------------------------------------------------------------
@@ -229,7 +286,7 @@ class LLMJudge:
         with ThreadPoolExecutor(max_workers=self.concurrency) as pool:
             return list(pool.map(lambda kp: self.check_point(question, kp, answer, lang), kps))
 
-    def grade(self, question: Question, answer: str, lang: str) -> Grade:
+    def grade(self, question: Question, answer: str, lang: str, focus: str | None = None) -> Grade:
         text, notes = _clip(answer)
         if not text.strip():
             verdicts = [Verdict(key=k.id, weight=k.weight, status="missed") for k in question.rubric.key_points]
@@ -242,20 +299,18 @@ class LLMJudge:
 
 
 class HybridGrader:
-    """Embedding verdicts; the model re-checks only the key points whose margin is near a threshold."""
+    """Embedding verdicts; the model re-checks only the key points the embedding grader finds unclear."""
 
     name = "hybrid"
 
-    def __init__(self, store: Store, model: ChatModel, band: float = 0.02):
+    def __init__(self, store: Store, model: ChatModel):
         self.embedding = EmbeddingGrader(store)
         self.judge = LLMJudge(model, mode="per-point")
-        self.band = band
 
-    def grade(self, question: Question, answer: str, lang: str) -> Grade:
-        base = self.embedding.grade(question, answer, lang)
+    def grade(self, question: Question, answer: str, lang: str, focus: str | None = None) -> Grade:
+        base = self.embedding.grade(question, answer, lang, focus)
         text, _ = _clip(answer)
-        lo, hi = self.embedding.partial - self.band, self.embedding.cover + self.band
-        unsure = [v for v in base.verdicts if v.confidence is not None and lo <= v.confidence <= hi]
+        unsure = [v for v in base.verdicts if v.status == "unclear"]
         if not unsure or not text.strip():
             return base.model_copy(update={"grader": self.name})
         kps = {kp.id: kp for kp in question.rubric.key_points}
@@ -265,7 +320,9 @@ class HybridGrader:
                 pool.map(lambda v: self.judge.check_point(question, kps[v.key], text, lang), unsure),
             ))
         verdicts = [rechecked.get(v.key, v) for v in base.verdicts]
-        return _finish(self.name, question, verdicts, base.misconceptions, text, lang, base.notes)
+        knots = [tuple(k) for k in self.embedding.weights.get("calibration", [])]
+        return _finish(self.name, question, verdicts, base.misconceptions, text, lang, base.notes,
+                       scale=lambda raw: calibrate(raw, knots))
 
 
 def make_grader(name: str, store: Store, model: ChatModel | None) -> Grader:

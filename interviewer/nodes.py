@@ -77,10 +77,13 @@ def retrieve(state: InterviewState, runtime: Runtime[Deps]) -> dict:
 def score(state: InterviewState, runtime: Runtime[Deps]) -> dict:
     q = Question.model_validate(state["question"])
     answer = state["last_input"].get("text", "")
-    grade = runtime.context.grader.grade(q, answer, _lang(state))
+    asked = state["pending"]
+    # targeted checking: an answer to a follow-up is read first against the point it asked about
+    focus = asked.get("target") if asked.get("kind") == "followup" and str(asked.get("target", "")).startswith("kp") else None
+    grade = runtime.context.grader.grade(q, answer, _lang(state), focus=focus)
     cur = dict(state["current"])
     previous = [Verdict.model_validate(v) for v in cur["verdicts"]]
-    merged = merge_verdicts(previous, grade.verdicts)
+    merged = merge_verdicts(previous, grade.verdicts, settled=focus if asked.get("action") == "clarify" else None)
     cur["answers"] = cur["answers"] + [{"prompt": state["pending"], "answer": answer, "grade": grade.model_dump()}]
     cur["verdicts"] = [v.model_dump() for v in merged]
     return {"current": cur}
@@ -100,8 +103,9 @@ def choose_followup(state: InterviewState, runtime: Runtime[Deps]) -> dict:
 
 
 def _followup_line(q: Question, decision: Decision, lang: str) -> str:
-    if decision.action == "challenge":
-        return prompts.CHALLENGE[lang].substitute(evidence=decision.evidence[:120])
+    if decision.action in ("challenge", "clarify"):
+        template = prompts.CHALLENGE if decision.action == "challenge" else prompts.CLARIFY
+        return template[lang].substitute(evidence=decision.evidence[:120])
     return getattr(q.rubric.probes[decision.probe], lang)
 
 
@@ -112,15 +116,18 @@ def follow_up(state: InterviewState, runtime: Runtime[Deps]) -> dict:
     decision = Decision.model_validate(cur["decisions"][-1])
     line = _followup_line(q, decision, lang)
     secrets = [getattr(kp, lang) for kp in q.rubric.key_points if kp.id == decision.target]
-    # a challenge quotes the candidate: it is said as written
-    text, source = phrase(_phrasing_model(runtime) if decision.action != "challenge" else None, line, lang, secrets)
+    # a challenge or a clarification quotes the candidate: it is said as written
+    quoted = decision.action in ("challenge", "clarify")
+    text, source = phrase(None if quoted else _phrasing_model(runtime), line, lang, secrets)
     progress = QuestionProgress.model_validate(cur["progress"])
     progress.depth += 1
     if decision.probe is not None:
         progress.asked_probes.append(decision.probe)
     progress.hinted |= decision.action == "hint"
-    if decision.action == "challenge":
+    if decision.target and decision.target.startswith("pitfall:"):
         progress.challenged.append(int(decision.target.split(":")[1]))
+    elif decision.action == "clarify":
+        progress.clarified.append(decision.target)
     cur["progress"] = progress.model_dump()
     pending = {**state["pending"], "kind": "followup", "text": text, "source": source, "action": decision.action,
                "pattern": decision.pattern, "target": decision.target}
@@ -131,7 +138,7 @@ def close_question(state: InterviewState, runtime: Runtime[Deps]) -> dict:
     cur = dict(state["current"])
     verdicts = [Verdict.model_validate(v) for v in cur["verdicts"]]
     skipped = not cur["answers"]
-    misconceptions = {m["pitfall"] for a in cur["answers"] for m in a["grade"]["misconceptions"]}
+    misconceptions = {m["pitfall"] for a in cur["answers"] for m in a["grade"]["misconceptions"] if m.get("confirmed", True)}
     final = 0.0 if skipped else compute_score(verdicts, len(misconceptions))
     record = {**cur, "skipped": skipped, "score": final, "section": state["question"]["section"],
               "tags": state["question"]["tags"], "difficulty": state["question"]["difficulty"]}

@@ -14,7 +14,7 @@ from interviewer.scoring import Grade, Verdict
 from knowledge.schema import Question
 from knowledge.text import leaks
 
-Action = Literal["deepen", "gap", "challenge", "hint", "next"]
+Action = Literal["deepen", "gap", "clarify", "challenge", "hint", "next"]
 
 STRONG_SCORE = 7.5  # at or above (with no essential point missing): go deeper
 WEAK_SCORE = 2.0  # below: treat like "I don't know"
@@ -30,8 +30,8 @@ class Decision(BaseModel):
     reason: str
     probe: int | None = None  # index into rubric.probes
     pattern: str | None = None
-    target: str | None = None  # key point id, or "pitfall:N" for a challenge
-    evidence: str = ""  # the candidate's sentence being challenged
+    target: str | None = None  # key point id, or "pitfall:N" for a challenge or a clarification of one
+    evidence: str = ""  # the candidate's sentence being challenged or asked about
 
 
 class QuestionProgress(BaseModel):
@@ -40,7 +40,8 @@ class QuestionProgress(BaseModel):
     depth: int = 0  # follow-ups asked
     asked_probes: list[int] = []
     hinted: bool = False
-    challenged: list[int] = []  # pitfall indices already challenged
+    challenged: list[int] = []  # pitfall indices already challenged or asked about
+    clarified: list[str] = []  # key points already asked about as unclear
 
 
 def _unused(question: Question, progress: QuestionProgress, avoid_terms: set[str]) -> list[int]:
@@ -77,15 +78,30 @@ def decide(
         return Decision(action="next", reason="still no answer after a hint: move on")
 
     fresh_miscs = [m for m in last.misconceptions if m.pitfall not in progress.challenged]
-    if fresh_miscs:
-        m = fresh_miscs[0]
+    sure = [m for m in fresh_miscs if m.confirmed]
+    if sure:  # only a misconception the contradiction check confirmed is challenged
+        m = sure[0]
         return Decision(action="challenge", reason="the answer states a known misconception",
                         target=f"pitfall:{m.pitfall}", evidence=m.evidence)
 
     weights = {kp.id: kp.weight for kp in rubric.key_points}
+    # borderline evidence first: ask the candidate to make their own sentence precise, before asking
+    # about anything clearly missed (the answer settles it); never a gap question on such a point
+    unclear = sorted((v for v in cumulative if v.status == "unclear" and v.weight != "optional"
+                      and v.key not in progress.clarified and v.evidence),
+                     key=lambda v: (v.key not in priority, RANK[weights[v.key]]))
+    if unclear:
+        v = unclear[0]
+        return Decision(action="clarify", reason=f"{v.weight} key point {v.key}: the evidence is borderline",
+                        target=v.key, evidence=v.evidence)
+    if fresh_miscs:  # it resembles a pitfall, but the check did not confirm it: ask, do not accuse
+        m = fresh_miscs[0]
+        return Decision(action="clarify", reason="a sentence resembles a known misconception (not confirmed)",
+                        target=f"pitfall:{m.pitfall}", evidence=m.evidence)
+
     strong = last.score >= STRONG_SCORE
     # after a strong answer only a clearly missed essential point is worth a gap question
-    gaps = [v for v in cumulative if v.weight != "optional" and v.status != "covered"
+    gaps = [v for v in cumulative if v.weight != "optional" and v.status in ("missed", "partial")
             and (not strong or (v.status == "missed" and v.weight == "essential"))]
     missing = sorted(gaps, key=lambda v: (v.key not in priority, RANK[weights[v.key]], v.status == "partial"))
     for verdict in missing:
@@ -111,10 +127,19 @@ def decide(
     return Decision(action="next", reason="no probe left for this question")
 
 
-def merge_verdicts(previous: list[Verdict], new: list[Verdict]) -> list[Verdict]:
-    """Per key point, the best status reached over all answers to this question."""
-    order = {"missed": 0, "partial": 1, "covered": 2}
+def merge_verdicts(previous: list[Verdict], new: list[Verdict], settled: str | None = None) -> list[Verdict]:
+    """Per key point, the best status reached over all answers to this question. `settled`: the key
+    point the candidate was just asked to make precise; the answer to that settles it (an "unclear"
+    from before becomes what this answer shows)."""
+    order = {"missed": 0, "unclear": 1, "partial": 2, "covered": 3}
     if not previous:
         return list(new)
     by_key = {v.key: v for v in new}
-    return [max(p, by_key.get(p.key, p), key=lambda v: order[v.status]) for p in previous]
+    out = []
+    for p in previous:
+        n = by_key.get(p.key, p)
+        if p.key == settled and p.status == "unclear":
+            out.append(n if n.status != "unclear" else n.model_copy(update={"status": "missed", "evidence": ""}))
+        else:
+            out.append(max(p, n, key=lambda v: order[v.status]))
+    return out

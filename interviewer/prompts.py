@@ -56,6 +56,11 @@ NO_RUBRIC_USER = Template(
     "0-10. Return JSON with `score`."
 )
 
+CLARIFY = {  # the candidate's own sentence, quoted: what did you mean? (no hint of the expected point)
+    "zh": Template("你提到「$evidence」，能具体说说这一点吗？"),
+    "en": Template('You mentioned "$evidence". Can you say more precisely what you mean there?'),
+}
+
 CHALLENGE = {
     "zh": Template("你刚才说「$evidence」。你确定吗？请从原理上再推一下这一点。"),
     "en": Template('You said "$evidence". Are you sure? Walk me through the reasoning for that point again.'),

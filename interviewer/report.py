@@ -15,8 +15,9 @@ def _question_entry(rec: dict, bank: Bank, lang: str) -> dict:
     q = bank.get(rec["qid"])
     r = q.rubric
     verdicts = rec.get("verdicts", [])
-    missed = [v for v in verdicts if v["status"] != "covered"]
-    miscs = {m["pitfall"]: m["evidence"] for a in rec.get("answers", []) for m in a["grade"]["misconceptions"]}
+    missed = [v for v in verdicts if v["status"] in ("partial", "missed")]
+    miscs = {m["pitfall"]: m["evidence"] for a in rec.get("answers", []) for m in a["grade"]["misconceptions"]
+             if m.get("confirmed", True)}
     graders = sorted({a["grade"]["grader"] for a in rec.get("answers", [])})
     return {
         "qid": q.id,
@@ -32,6 +33,9 @@ def _question_entry(rec: dict, bank: Bank, lang: str) -> dict:
                      for v in verdicts if v["status"] == "covered" and v["evidence"]],
         "missed": [{"key": v["key"], "weight": v["weight"], "status": v["status"],
                     "text": getattr(r.key_point(v["key"]), lang)} for v in missed],
+        # borderline evidence: the grader could not tell, so it is neither credited nor called missed
+        "unclear": [{"key": v["key"], "weight": v["weight"], "text": getattr(r.key_point(v["key"]), lang),
+                     "quote": v["evidence"]} for v in verdicts if v["status"] == "unclear"],
         "misconceptions": [{"claim": getattr(r.pitfalls[i], lang), "why": r.pitfalls[i].why, "quote": quote}
                            for i, quote in sorted(miscs.items())],
         "followups": [{"action": d["action"], "pattern": d.get("pattern"), "target": d.get("target")}
@@ -76,10 +80,11 @@ def build_report(state: dict, bank: Bank) -> dict:
 
 LABELS = {
     "zh": {"title": "模拟面试报告", "overall": "总分", "score": "得分", "skipped": "（跳过）", "covered": "答到的要点（原话）",
-           "missed": "遗漏的要点", "wrong": "错误的说法", "model": "参考答案", "read": "推荐阅读", "topics": "按主题",
+           "missed": "遗漏的要点", "unclear": "说法接近但不够明确的要点", "wrong": "错误的说法", "model": "参考答案", "read": "推荐阅读", "topics": "按主题",
            "next": "下次练习", "unverified": "（未核实）", "graders": "评分器", "followups": "追问"},
     "en": {"title": "Mock interview report", "overall": "Overall", "score": "Score", "skipped": " (skipped)",
-           "covered": "Covered (your words)", "missed": "Missed key points", "wrong": "Wrong claims",
+           "covered": "Covered (your words)", "missed": "Missed key points",
+           "unclear": "Close but not explicit (the grader could not tell)", "wrong": "Wrong claims",
            "model": "Model answer", "read": "What to read", "topics": "By topic", "next": "Practise next",
            "unverified": " (unverified)", "graders": "Grader", "followups": "Follow-ups"},
 }
@@ -96,6 +101,9 @@ def to_markdown(report: dict) -> str:
             out += [f"**{L['covered']}**", ""] + [f"- {x['key_point']} — “{x['quote']}”" for x in e["evidence"]] + [""]
         if e["missed"]:
             out += [f"**{L['missed']}**", ""] + [f"- [{m['weight']}] {m['text']}" for m in e["missed"]] + [""]
+        if e.get("unclear"):
+            out += [f"**{L['unclear']}**", ""] + [f"- [{m['weight']}] {m['text']}" + (f" — “{m['quote']}”" if m["quote"] else "")
+                                                 for m in e["unclear"]] + [""]
         if e["misconceptions"]:
             out += [f"**{L['wrong']}**", ""] + [f"- {m['claim']} — {m['why']}" for m in e["misconceptions"]] + [""]
         if e["followups"]:

@@ -9,8 +9,10 @@ from pydantic import BaseModel, Field
 
 from knowledge.schema import WEIGHT_VALUES, Question
 
-Status = Literal["covered", "partial", "missed"]
-CREDIT: dict[str, float] = {"covered": 1.0, "partial": 0.5, "missed": 0.0}
+# "unclear": the evidence is borderline (the grader cannot tell); never reported as missed, and the
+# interviewer asks the candidate to make it precise before asking about anything clearly missed
+Status = Literal["covered", "partial", "unclear", "missed"]
+CREDIT: dict[str, float] = {"covered": 1.0, "partial": 0.5, "unclear": 0.5, "missed": 0.0}
 OPTIONAL_BONUS = 0.5  # points per covered optional key point
 MISCONCEPTION_PENALTY = 1.5
 MAX_PENALTY = 4.5
@@ -27,12 +29,15 @@ class Verdict(BaseModel):
     weight: str
     status: Status
     evidence: str = ""  # the candidate's sentence that shows it; empty when missed
-    confidence: float | None = None  # grader-specific (similarity margin for the embedding grader)
+    confidence: float | None = None  # grader-specific (P(stated) for the embedding grader)
 
 
 class Misconception(BaseModel):
     pitfall: int  # index into the rubric's pitfalls
     evidence: str
+    # False: the sentence resembles the pitfall but the contradiction check did not confirm that it
+    # asserts it; no penalty, and the interviewer asks for clarification instead of challenging
+    confirmed: bool = True
 
 
 class Grade(BaseModel):
@@ -44,6 +49,10 @@ class Grade(BaseModel):
     dont_know: bool = False
     feedback: str = ""
     notes: list[str] = Field(default_factory=list)
+
+
+def confirmed(misconceptions: list[Misconception]) -> list[Misconception]:
+    return [m for m in misconceptions if m.confirmed]
 
 
 def compute_score(verdicts: list[Verdict], misconceptions: int = 0) -> float:
@@ -68,14 +77,19 @@ def feedback(question: Question, verdicts: list[Verdict], misconceptions: list[M
     """Short feedback composed from the verdicts (the rubric's own words, not a model's)."""
     rubric = question.rubric
     covered = [rubric.key_point(v.key) for v in verdicts if v.status == "covered"]
-    missed = [rubric.key_point(v.key) for v in verdicts if v.status != "covered"]
+    unclear = [rubric.key_point(v.key) for v in verdicts if v.status == "unclear"]
+    missed = [rubric.key_point(v.key) for v in verdicts if v.status in ("partial", "missed")]
     zh = lang == "zh"
+    sep = "；" if zh else "; "
     lines = []
     if covered:
-        lines.append(("答到了：" if zh else "Covered: ") + ("；" if zh else "; ").join(getattr(k, lang) for k in covered))
+        lines.append(("答到了：" if zh else "Covered: ") + sep.join(getattr(k, lang) for k in covered))
+    if unclear:
+        lines.append(("不确定（你的说法接近，但不够明确）：" if zh else "Unclear (close, but not explicit): ")
+                     + sep.join(getattr(k, lang) for k in unclear))
     if missed:
-        lines.append(("还缺：" if zh else "Missing: ") + ("；" if zh else "; ").join(getattr(k, lang) for k in missed))
-    for m in misconceptions:
+        lines.append(("还缺：" if zh else "Missing: ") + sep.join(getattr(k, lang) for k in missed))
+    for m in confirmed(misconceptions):
         pit = rubric.pitfalls[m.pitfall]
         lines.append(("有误：" if zh else "Wrong: ") + getattr(pit, lang) + f" ({pit.why})")
     return "\n".join(lines)

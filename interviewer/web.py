@@ -58,12 +58,13 @@ def coach_text(session: Session) -> str:
     q = session.app.deps.bank.get(grade["qid"])
     lang = session.state["config"].get("lang", "zh")
     for v in grade["verdicts"]:
-        mark = {"covered": "✅", "partial": "🟡", "missed": "❌"}[v["status"]]
+        mark = {"covered": "✅", "partial": "🟡", "unclear": "❔", "missed": "❌"}[v["status"]]
         kp = getattr(q.rubric.key_point(v["key"]), lang)
         quote = f" — “{v['evidence']}”" if v["evidence"] else ""
         lines.append(f"- {mark} {kp}{quote}")
     for m in grade["misconceptions"]:
-        lines.append(f"- ⚠️ {getattr(q.rubric.pitfalls[m['pitfall']], lang)}")
+        if m.get("confirmed", True):
+            lines.append(f"- ⚠️ {getattr(q.rubric.pitfalls[m['pitfall']], lang)}")
     return "\n".join(lines)
 
 

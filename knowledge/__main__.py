@@ -43,6 +43,10 @@ def _stats(args) -> int:
     print("by section:", dict(Counter(q.section for q in qs)))
     print("spans by source document:", dict(by_source))
     print("by difficulty:", dict(sorted(Counter(q.difficulty for q in qs).items())))
+    rubrics = bank.with_rubric()
+    reviews = Counter(len(q.reviews) for q in rubrics)
+    print(f"rubrics reviewed at least twice: {sum(n for k, n in reviews.items() if k >= 2)} of {len(rubrics)}")
+    print("rubrics by number of reviews:", dict(sorted(reviews.items())))
     return 0
 
 

@@ -9,7 +9,7 @@ from dataclasses import dataclass
 
 from knowledge.bank import Bank
 from knowledge.schema import Question
-from knowledge.text import leaks
+from knowledge.text import leaks, stated_claim
 
 VAGUE = re.compile(
     r"^(理解|了解|知道|掌握|熟悉|提到|谈到|讨论|说明了|解释了)|"
@@ -64,11 +64,72 @@ def _probe_findings(q: Question) -> list[Finding]:
         probes = [p for p in rubric.probes if kp.id in p.targets and p.pattern != "hint"]
         if kp.weight == "essential" and probes and all(leaks(p.zh, kp.zh) for p in probes):
             out.append(Finding(q.id, "warning", f"every probe for essential {kp.id} states it: no gap question can ask for it"))
+    out += _stated_claim_findings(q)
     patterns = {p.pattern for p in rubric.probes}
     if "hint" not in patterns:
         out.append(Finding(q.id, "warning", "no 'hint' probe for a candidate who does not know"))
     if len(patterns - {"hint"}) < 2:
         out.append(Finding(q.id, "warning", "fewer than two kinds of follow-up probe"))
+    return out
+
+
+def _stated_claim_findings(q: Question) -> list[Finding]:
+    """A probe must ask for its key point, not presuppose it ("Why does GRPO put the KL in the loss?"),
+    offer it as an option ("the number of splits or the split size: which is batch invariant?") or
+    state it. Checked in both languages against the points it targets and every essential point;
+    the interview question's own terms are common ground. One finding per probe."""
+    out = []
+    given = {lang: " ".join([q.text(lang)] + [getattr(s, lang) for s in q.sub_questions]) for lang in ("zh", "en")}
+    for i, probe in enumerate(q.rubric.probes):
+        if probe.pattern == "hint":  # a hint may point the way; it is asked only after "I don't know"
+            continue
+        found = []
+        for kp in q.rubric.key_points:
+            targeted = kp.id in probe.targets
+            if not targeted and kp.weight != "essential":
+                continue
+            for lang in ("zh", "en"):
+                claim = stated_claim(getattr(probe, lang), getattr(kp, lang), given[lang], targeted)
+                if claim is not None and probe.pattern == "scenario" and claim.kind == "statement":
+                    continue  # a scenario probe describes what is observed by design
+                if claim is not None and (claim.strong or targeted):
+                    found.append((claim.strong, claim.share, kp.id, claim))
+        if found:
+            strong, _, kp_id, claim = max(found, key=lambda f: (f[0], f[1]))
+            level = "error" if strong else "warning"
+            what = {"why": "presupposes", "choice": "offers as an option", "statement": "states",
+                    "other-option": "says only one option is right, which gives away"}[claim.kind]
+            out.append(Finding(q.id, level, f"probe {i} ({probe.pattern}) {what} {kp_id} instead of asking for it: "
+                                            f"{claim.text!r} (shared: {', '.join(claim.shared) or '-'})"))
+    return out
+
+
+MAX_VARIANT_CHARS = 160
+VARIANT_COPY_RATIO = 0.85  # a variant this close to its key point's text adds nothing for matching
+
+
+def _variant_findings(q: Question) -> list[Finding]:
+    """The "ways a candidate says it" of each key point: there, short, not copies, not shared."""
+    out = []
+    owner: dict[str, str] = {}
+    for kp in q.rubric.key_points:
+        if not kp.variants:
+            out.append(Finding(q.id, "warning", f"{kp.id} has no variants (ways a candidate says it)"))
+        elif not 2 <= len(kp.variants) <= 5:
+            out.append(Finding(q.id, "warning", f"{kp.id} has {len(kp.variants)} variants (2-5 expected)"))
+        for v in kp.variants:
+            if len(v) > MAX_VARIANT_CHARS:
+                out.append(Finding(q.id, "error", f"{kp.id} variant is too long to be one claim: {v[:40]!r}..."))
+            for own in (kp.zh, kp.en):
+                if difflib.SequenceMatcher(None, v, own, autojunk=False).ratio() > VARIANT_COPY_RATIO:
+                    out.append(Finding(q.id, "error", f"{kp.id} variant copies the key point's own text: {v[:40]!r}"))
+            if v in owner and owner[v] != kp.id:
+                out.append(Finding(q.id, "error", f"{kp.id} and {owner[v]} share the variant {v[:40]!r}"))
+            owner[v] = kp.id
+    for i, pit in enumerate(q.rubric.pitfalls):
+        for v in pit.variants:
+            if v in owner:
+                out.append(Finding(q.id, "error", f"pitfall {i} variant is also a variant of {owner[v]}: {v[:40]!r}"))
     return out
 
 
@@ -87,7 +148,7 @@ def lint(bank: Bank) -> list[Finding]:
         if q.rubric is None:
             findings.append(Finding(q.id, "warning", "no rubric yet"))
             continue
-        findings += _key_point_findings(q) + _probe_findings(q) + _reference_findings(q)
+        findings += _key_point_findings(q) + _probe_findings(q) + _variant_findings(q) + _reference_findings(q)
         if not q.rubric.pitfalls:
             findings.append(Finding(q.id, "warning", "no pitfalls"))
     return findings

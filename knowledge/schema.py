@@ -63,6 +63,9 @@ class KeyPoint(Strict):
     weight: Weight
     zh: str = Field(min_length=4)
     en: str = Field(min_length=4)
+    # other ways a candidate says the same claim (terse, colloquial zh with English terms, a formula,
+    # English), written from the point's meaning: the embedding grader matches against these too
+    variants: list[str] = Field(default_factory=list)
 
 
 class Pitfall(Strict):
@@ -71,6 +74,7 @@ class Pitfall(Strict):
     zh: str = Field(min_length=4)
     en: str = Field(min_length=4)
     why: str = Field(min_length=4)  # English explanation for the report
+    variants: list[str] = Field(default_factory=list)  # the same wrong claim in other words
 
 
 class Probe(Strict):
@@ -118,6 +122,15 @@ class Rubric(Strict):
         return next(kp for kp in self.key_points if kp.id == kp_id)
 
 
+class Review(Strict):
+    """One review of a question's rubric: who (a role, never a name), when, and what it changed."""
+
+    role: str = Field(min_length=3)  # e.g. "rubric author's cross-check", "outside LLM-RL reviewer"
+    date: str = Field(pattern=r"^\d{4}-\d{2}-\d{2}$")
+    verdict: Literal["ok", "minor", "major"]
+    changes: list[str] = Field(default_factory=list)  # what was changed because of it
+
+
 class Question(Strict):
     id: str = Field(pattern=r"^[a-z0-9][a-z0-9-]*$")
     zh: str = Field(min_length=2)
@@ -131,6 +144,7 @@ class Question(Strict):
     notes: list[str] = Field(default_factory=list)  # typo fixes, merges, premise remarks
     shaky_premise: bool = False
     rubric: Rubric | None = None
+    reviews: list[Review] = Field(default_factory=list)
 
     @field_validator("tags")
     @classmethod

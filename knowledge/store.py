@@ -25,7 +25,7 @@ from chromadb.config import Settings  # noqa: E402
 
 log = logging.getLogger(__name__)
 COLLECTION = "bank"
-LAYOUT = 2  # bump when _entries changes what is indexed: stores then rebuild (re-using unchanged vectors)
+LAYOUT = 3  # bump when _entries changes what is indexed: stores then rebuild (re-using unchanged vectors)
 LANGS = ("zh", "en")
 
 
@@ -69,8 +69,8 @@ class Hit:
 class RubricVectors:
     """Embeddings of one rubric's key points and pitfalls, as stored in Chroma."""
 
-    key_points: dict[tuple[str, str], np.ndarray]  # (kp id, lang) -> vector
-    pitfalls: dict[tuple[int, str], np.ndarray]  # (pitfall index, lang) -> vector
+    key_points: dict[tuple[str, str], np.ndarray]  # (kp id, lang) -> vector; lang "v0", "v1"... for variants
+    pitfalls: dict[tuple[int, str], np.ndarray]  # (pitfall index, lang) -> vector, likewise
 
 
 def _entries(q: Question, chain: str = "") -> list[tuple[str, str, dict]]:
@@ -88,10 +88,16 @@ def _entries(q: Question, chain: str = "") -> list[tuple[str, str, dict]]:
         for lang in LANGS:
             meta = {**base, "kind": "key_point", "lang": lang, "key": kp.id, "weight": kp.weight}
             out.append((f"{q.id}/{kp.id}/{lang}", getattr(kp, lang), meta))
+        for j, text in enumerate(kp.variants):  # other ways a candidate says it
+            meta = {**base, "kind": "key_point", "lang": f"v{j}", "key": kp.id, "weight": kp.weight}
+            out.append((f"{q.id}/{kp.id}/v{j}", text, meta))
     for i, pit in enumerate(q.rubric.pitfalls):
         for lang in LANGS:
             meta = {**base, "kind": "pitfall", "lang": lang, "key": str(i)}
             out.append((f"{q.id}/pitfall{i}/{lang}", getattr(pit, lang), meta))
+        for j, text in enumerate(pit.variants):
+            meta = {**base, "kind": "pitfall", "lang": f"v{j}", "key": str(i)}
+            out.append((f"{q.id}/pitfall{i}/v{j}", text, meta))
     for lang in LANGS:
         for i, sentence in enumerate(split_sentences(getattr(q.rubric.reference_answer, lang))):
             meta = {**base, "kind": "reference", "lang": lang, "key": str(i)}

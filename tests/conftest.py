@@ -52,13 +52,15 @@ class ScriptedGrader:
     def __init__(self):
         self.queue: list[str] = []
         self.seen: list[str] = []
+        self.focus: list[str | None] = []  # the key point each answer was checked against first
 
     def enqueue(self, *levels: str) -> "ScriptedGrader":
         self.queue.extend(levels)
         return self
 
-    def grade(self, question, answer, lang) -> Grade:
+    def grade(self, question, answer, lang, focus=None) -> Grade:
         self.seen.append(answer)
+        self.focus.append(focus)
         level = self.queue.pop(0) if self.queue else "partial"
         kps = question.rubric.key_points
         status = {"strong": "covered", "weak": "missed", "partial": None, "dontknow": "missed"}[level]

@@ -113,3 +113,38 @@ def test_a_dangling_related_id_fails(data_copy):
     path.write_text(json.dumps(raw, ensure_ascii=False), encoding="utf-8")
     with pytest.raises(BankError, match="no-such-question"):
         load_bank(data_copy)
+
+
+REVIEW_1 = {  # verdicts of the outside review in ../shared/reviews/rubric-review-1.md
+    "ppo-clip-min": "ok", "ppo-advantage-gae": "ok", "grpo-kl-why": "minor", "kl-estimator": "minor", "dapo": "minor",
+    "gspo": "minor", "cispo": "ok", "dpo-loss-derivation": "ok", "dpo-reward-hacking": "ok", "rm-loss-log-sigmoid": "ok",
+    "kl-ce-mle": "ok", "entropy-collapse": "minor", "train-infer-mismatch": "minor", "verl-batch-sizes": "minor",
+    "grpo-memory-models": "major", "sync-problems-long-tail": "ok", "deterministic-batch-invariance": "ok",
+    "moe-routing-replay": "ok", "partial-rollout-kv-cache": "minor", "allreduce-loss-extra": "ok",
+}
+
+
+def test_every_rubric_records_its_reviews(bank):
+    for q in bank.with_rubric():
+        assert q.reviews and q.reviews[0].role.startswith("rubric author"), q.id
+        outside = [r for r in q.reviews if r.role.startswith("outside LLM-RL reviewer (review 1)")]
+        assert [r.verdict for r in outside] == ([REVIEW_1[q.id]] if q.id in REVIEW_1 else []), q.id
+        if outside and outside[0].verdict != "ok":
+            assert outside[0].changes, f"{q.id}: a minor or major verdict must record what changed"
+
+
+def test_stats_counts_rubrics_reviewed_twice(bank, capsys):
+    from knowledge.__main__ import main
+
+    twice = sum(len(q.reviews) >= 2 for q in bank.with_rubric())
+    assert twice >= len(REVIEW_1)
+    assert main(["stats"]) == 0
+    out = capsys.readouterr().out
+    assert f"rubrics reviewed at least twice: {twice} of {len(bank.with_rubric())}" in out
+    assert "rubrics by number of reviews:" in out
+
+
+def test_no_reference_is_left_unverified_without_a_note(bank):
+    for q in bank.with_rubric():
+        for r in q.rubric.references:
+            assert r.verified or r.note, f"{q.id}: {r.title}"

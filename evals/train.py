@@ -1,0 +1,232 @@
+"""`python -m evals.train`: fit the embedding grader's key-point model and score calibration.
+
+Training data: the answer ladders (`evals/cases/`) and the training split of the blind set
+(`evals/blind/train.jsonl`), each answer labelled per key point (covered / partial / missed) and
+with a 0-10 gold. The blind set's reported split (`evals/blind/test.jsonl`) is never read here,
+except by `--ablation`, which only reports (it writes no weights).
+
+Validation is by question-grouped folds: no question's answers are in both the fitting and the
+scoring part of a fold, so the cross-validated figures say how the grader does on a rubric it
+was not fitted on. The calibration is fitted on the out-of-fold raw scores, so it is not flattered
+by the fit either.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from evals.cases import BLIND_DIR, CASES_DIR, CaseError, load_cases
+from evals.metrics import spearman
+from interviewer.evidence import FEATURES, PointModel, calibrate, contradiction_confirmed, isotonic
+from interviewer.grading import WEIGHTS_PATH, EmbeddingGrader, degenerate
+from interviewer.scoring import CREDIT, Verdict, compute_score
+from interviewer.settings import Settings
+from knowledge.bank import BankError
+from knowledge.store import Store
+from knowledge.text import evidence_units, split_sentences, windows
+
+PITFALL_MARGIN = 0.06  # a pitfall needs this margin over its baseline (and over every key point) to count
+LABEL = {"covered": 1.0, "partial": 0.5, "missed": 0.0}
+
+
+@dataclass
+class Example:
+    qid: str
+    gold: float
+    tier: str
+    weights: list[str]  # per key point
+    labels: np.ndarray  # per key point, 0 / 0.5 / 1
+    x: np.ndarray  # key points x features
+    misconceptions: int  # confirmed pitfalls
+    degenerate: bool
+    extra: dict = field(default_factory=dict)
+
+
+def featurize(grader: EmbeddingGrader, cases, units_fn=None) -> list[Example]:
+    out = []
+    for n, c in enumerate(cases, 1):
+        q = grader.store.question(c.question_id)
+        kps = q.rubric.key_points
+        units, feats, _, pits = grader.features(q, c.answer, units_fn or evidence_units)
+        x = np.vstack([feats.get(kp.id, np.full(len(FEATURES), -0.3)) for kp in kps])
+        labels = np.array([LABEL["covered"] if kp.id in (c.covered or []) else
+                           LABEL["partial"] if kp.id in c.partial else 0.0 for kp in kps])
+        miscs = 0
+        for idx, (margin, u) in pits.items():
+            pit = q.rubric.pitfalls[idx]
+            if margin >= PITFALL_MARGIN and contradiction_confirmed(
+                    units[u], [pit.zh, pit.en, *pit.variants], [t for kp in kps for t in (kp.zh, kp.en, *kp.variants)]):
+                miscs += 1
+        out.append(Example(c.question_id, c.gold, c.tier, [kp.weight for kp in kps], labels, x, miscs,
+                           degenerate(q, c.answer) is not None))
+        if n % 50 == 0:
+            print(f"  features: {n}/{len(cases)}", file=sys.stderr)
+    return out
+
+
+def raw_score(ex: Example, p: np.ndarray, cover_p: float, unclear_p: float) -> float:
+    if ex.degenerate:
+        return 0.0
+    status = np.where(p >= cover_p, "covered", np.where(p >= unclear_p, "unclear", "missed"))
+    verdicts = [Verdict(key=f"kp{i}", weight=w, status=s) for i, (w, s) in enumerate(zip(ex.weights, status))]
+    return compute_score(verdicts, ex.misconceptions)
+
+
+def _folds(examples: list[Example], k: int) -> list[set[str]]:
+    qids = sorted({e.qid for e in examples})
+    rng = np.random.default_rng(0)
+    rng.shuffle(qids)
+    return [set(qids[i::k]) for i in range(k)]
+
+
+def out_of_fold(examples: list[Example], k: int = 5, l2: float = 1.0) -> list[np.ndarray]:
+    preds: list[np.ndarray | None] = [None] * len(examples)
+    for held in _folds(examples, k):
+        train = [e for e in examples if e.qid not in held]
+        model = PointModel.fit(np.vstack([e.x for e in train]), np.concatenate([e.labels for e in train]), l2=l2)
+        for i, e in enumerate(examples):
+            if e.qid in held:
+                preds[i] = model.predict(e.x)
+    return preds  # type: ignore[return-value]
+
+
+def choose_thresholds(examples: list[Example], preds: list[np.ndarray]) -> tuple[float, float]:
+    """cover_p: the threshold with the best key-point macro-F1 (stated vs not) out of fold;
+    unclear_p: the lower edge of the band where the model is unsure (a fixed width below cover_p)."""
+    y = np.concatenate([e.labels for e in examples]) >= 0.5
+    p = np.concatenate(preds)
+    best, best_f1 = 0.5, -1.0
+    for t in np.arange(0.2, 0.81, 0.025):
+        f1 = _macro_f1(y, p >= t)
+        if f1 > best_f1:
+            best, best_f1 = float(t), f1
+    return round(best, 3), round(max(0.05, best - 0.2), 3)
+
+
+def _macro_f1(y: np.ndarray, pred: np.ndarray) -> float:
+    out = []
+    for cls in (True, False):
+        tp = np.sum((y == cls) & (pred == cls))
+        fp = np.sum((y != cls) & (pred == cls))
+        fn = np.sum((y == cls) & (pred != cls))
+        out.append(2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 1.0)
+    return float(np.mean(out))
+
+
+def report(examples: list[Example], scores: list[float], label: str) -> dict:
+    gold = [e.gold for e in examples]
+    by_tier: dict[str, list[tuple[float, float]]] = {}
+    for e, s in zip(examples, scores):
+        by_tier.setdefault(e.tier, []).append((s, e.gold))
+    out = {"n": len(examples), "spearman": round(spearman(gold, scores), 3),
+           "mae": round(float(np.mean([abs(s - g) for s, g in zip(scores, gold)])), 2),
+           "tiers": {t: (round(float(np.mean([s for s, _ in v])), 1), round(float(np.mean([g for _, g in v])), 1))
+                     for t, v in sorted(by_tier.items())}}
+    print(f"{label}: n={out['n']} spearman={out['spearman']} mae={out['mae']}", file=sys.stderr)
+    print("   " + "  ".join(f"{t} {s}({g})" for t, (s, g) in out["tiers"].items()), file=sys.stderr)
+    return out
+
+
+def fit(examples: list[Example], folds: int = 5, l2: float = 1.0) -> tuple[dict, dict]:
+    """(weights to ship, cross-validated figures)."""
+    preds = out_of_fold(examples, folds, l2)
+    cover_p, unclear_p = choose_thresholds(examples, preds)
+    raw = [raw_score(e, p, cover_p, unclear_p) for e, p in zip(examples, preds)]
+    knots = isotonic(raw, [e.gold for e in examples])
+    cv = {"raw": report(examples, raw, "cross-validated raw"),
+          "calibrated": report(examples, [calibrate(r, knots) for r in raw], "cross-validated calibrated"),
+          "key_point_macro_f1": round(_macro_f1(np.concatenate([e.labels for e in examples]) >= 0.5,
+                                                np.concatenate(preds) >= cover_p), 3)}
+    model = PointModel.fit(np.vstack([e.x for e in examples]), np.concatenate([e.labels for e in examples]), l2=l2)
+    weights = {"point_model": model.to_json(), "cover_p": cover_p, "unclear_p": unclear_p,
+               "pitfall_margin": PITFALL_MARGIN, "calibration": [[round(a, 3), round(b, 3)] for a, b in knots],
+               "credit": CREDIT, "trained_on": {"answers": len(examples), "questions": len({e.qid for e in examples}),
+                                                "key_points": int(sum(len(e.labels) for e in examples))},
+               "cross_validated": cv}
+    return weights, cv
+
+
+def apply(weights: dict, examples: list[Example]) -> list[float]:
+    model = PointModel.from_json(weights["point_model"])
+    knots = [tuple(k) for k in weights["calibration"]]
+    return [calibrate(raw_score(e, model.predict(e.x), weights["cover_p"], weights["unclear_p"]), knots)
+            for e in examples]
+
+
+def _without(examples: list[Example], drop: list[str]) -> list[Example]:
+    """The same examples with some features neutralised (an ablation)."""
+    idx = [FEATURES.index(f) for f in drop]
+    out = []
+    for e in examples:
+        x = e.x.copy()
+        for i in idx:
+            x[:, i] = x[:, FEATURES.index("margin_main")] if FEATURES[i] == "margin_variant" else 0.0
+        out.append(Example(e.qid, e.gold, e.tier, e.weights, e.labels, x, e.misconceptions, e.degenerate))
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(prog="python -m evals.train", description=__doc__.split("\n\n")[0])
+    p.add_argument("--cases", type=Path, action="append",
+                   help=f"labelled cases to fit on (default: {CASES_DIR} and {BLIND_DIR / 'train.jsonl'})")
+    p.add_argument("--out", type=Path, default=WEIGHTS_PATH, help="where the weights go")
+    p.add_argument("--folds", type=int, default=5)
+    p.add_argument("--l2", type=float, default=1.0)
+    p.add_argument("--ablation", action="store_true",
+                   help="fit with each lever removed and report on the blind set's reported split (writes nothing)")
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING)
+    if args.folds < 2:
+        print("error: --folds must be at least 2", file=sys.stderr)
+        return 2
+    try:
+        store = Store.open(Settings.from_env().store_path)
+        cases = [c for c in load_cases(args.cases or [CASES_DIR, BLIND_DIR / "train.jsonl"])
+                 if c.question_id and c.covered is not None]
+        if not cases:
+            print("error: no labelled cases (each needs question_id and covered)", file=sys.stderr)
+            return 2
+        grader = EmbeddingGrader(store, weights={})
+        examples = featurize(grader, cases)
+        if args.ablation:
+            return _ablation(args, grader, cases, examples)
+        weights, _ = fit(examples, args.folds, args.l2)
+        args.out.write_text(json.dumps(weights, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        print(f"wrote {args.out}", file=sys.stderr)
+        return 0
+    except (CaseError, BankError, OSError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+
+
+def _ablation(args, grader: EmbeddingGrader, cases, examples: list[Example]) -> int:
+    test_cases = [c for c in load_cases([BLIND_DIR / "test.jsonl"]) if c.question_id]
+    test = featurize(grader, test_cases)
+    sentence_units = lambda text: windows(split_sentences(text))  # noqa: E731  (the previous grader's units)
+    rows = {}
+    variants = {
+        "all levers": ([], None),
+        "no variants": (["margin_variant"], None),
+        "no term overlap": (["terms"], None),
+        "no competition (ownership, pitfall)": (["ownership", "pitfall"], None),
+        "no negation": (["negation_flip"], None),
+        "sentence units (no clauses)": ([], sentence_units),
+    }
+    for name, (drop, units_fn) in variants.items():
+        tr, te = (examples, test) if units_fn is None else (featurize(grader, cases, units_fn),
+                                                            featurize(grader, test_cases, units_fn))
+        weights, _ = fit(_without(tr, drop), args.folds, args.l2)
+        rows[name] = report(_without(te, drop), apply(weights, _without(te, drop)), f"blind test, {name}")
+    print(json.dumps(rows, ensure_ascii=False, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,203 @@
+"""Evidence for each key point in an answer: the features the embedding grader's learned scorer combines.
+
+Pure functions of texts and vectors (the embeddings come in from outside), so they are tested and
+reused by `python -m evals.train` exactly as the grader computes them.
+
+Per key point, over the answer's evidence units (sentences, clauses, neighbour pairs):
+- margin_main:    best similarity to the key point's own zh/en text, minus that text's negative baseline
+- margin_variant: the same over its variants (other ways a candidate says it); margin_main if none
+- cosine:         the best raw cosine over all its texts
+- support:        the second-best unit's margin (a claim often spans two units)
+- terms:          idf-weighted share of the point's terms (CJK bigrams, English words, symbols) in the answer
+- ownership:      how much better the best unit fits this point than any other point of the rubric
+- pitfall:        how much better that unit fits a pitfall than this point
+- negation_flip:  the unit and the point disagree on negation ("不是…", "not …")
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections import Counter
+from dataclasses import dataclass
+
+import numpy as np
+
+FEATURES = ("margin_main", "margin_variant", "cosine", "support", "terms", "ownership", "pitfall", "negation_flip")
+
+_CJK = re.compile(r"[\u4e00-\u9fff]+")
+_WORD = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*|[α-ωΑ-Ωεπθλγσ∇Σ]")
+_STOP = frozenset("""a an the of to in on at by for and or is are be it its this that with as from than
+then so not no can do does did will would should could may might must have has had was were been being
+which what when where how why who whom into out up down over under about more most less least very just
+also only same other such each both all any some one two their there these those they them we our you your
+he she his her i me my if but because while after before during between through via per""".split())
+_NEGATION = re.compile(
+    r"不是|并不|并非|不会|不能|不需要|不用|不一定|没有|无需|而非|不等于|不改变|不影响|"
+    r"\b(not|no|never|isn'?t|aren'?t|doesn'?t|don'?t|won'?t|cannot|can'?t|without|rather than)\b",
+    re.IGNORECASE,
+)
+
+
+def terms(text: str) -> list[str]:
+    """Content terms of a text: CJK character bigrams, lower-cased English words (no stop words), symbols."""
+    out = []
+    for run in _CJK.findall(text):
+        out += [run[i : i + 2] for i in range(len(run) - 1)]  # a lone character ("的") says nothing
+    out += [w.lower() for w in _WORD.findall(text) if w.lower() not in _STOP]
+    return out
+
+
+def negated(text: str) -> bool:
+    return bool(_NEGATION.search(text))
+
+
+class TermIndex:
+    """Inverse document frequencies of terms over the bank's key points (a rare term says more)."""
+
+    def __init__(self, documents: list[str]):
+        df: Counter[str] = Counter()
+        for doc in documents:
+            df.update(set(terms(doc)))
+        self.n = max(1, len(documents))
+        self.df = df
+
+    def idf(self, term: str) -> float:
+        return math.log((1 + self.n) / (1 + self.df.get(term, 0))) + 1.0
+
+    def recall(self, point_text: str, answer_terms: set[str]) -> float:
+        """Idf-weighted share of the point's distinct terms that the answer uses."""
+        mine = set(terms(point_text))
+        if not mine:
+            return 0.0
+        total = sum(self.idf(t) for t in mine)
+        return sum(self.idf(t) for t in mine if t in answer_terms) / total
+
+
+@dataclass(frozen=True)
+class RubricTexts:
+    """One rubric's matchable texts and their vectors, grouped by key point and by pitfall."""
+
+    point_ids: list[str]
+    point_texts: dict[str, list[str]]  # kp id -> [zh, en, variant...]
+    point_main: dict[str, int]  # kp id -> how many of its texts are the point's own (zh, en); the rest are variants
+    point_vecs: dict[str, np.ndarray]  # kp id -> (texts x dim)
+    point_base: dict[str, np.ndarray]  # kp id -> negative baseline per text
+    pitfall_vecs: dict[int, np.ndarray]
+    pitfall_base: dict[int, np.ndarray]
+
+
+def point_features(units: list[str], unit_vecs: np.ndarray, rubric: RubricTexts, index: TermIndex,
+                   answer: str) -> tuple[dict[str, np.ndarray], dict[str, int], dict[int, tuple[float, int]]]:
+    """({kp id: feature vector in FEATURES order}, {kp id: best unit}, {pitfall: (margin, unit)})."""
+    answer_terms = set(terms(answer))
+    margins: dict[str, np.ndarray] = {}  # kp id -> units x texts
+    for kid in rubric.point_ids:
+        margins[kid] = unit_vecs @ rubric.point_vecs[kid].T - rubric.point_base[kid]
+    per_unit = {kid: m.max(axis=1) for kid, m in margins.items()}  # kp id -> best margin per unit
+    pit_unit: dict[int, np.ndarray] = {
+        i: (unit_vecs @ v.T - rubric.pitfall_base[i]).max(axis=1) for i, v in rubric.pitfall_vecs.items()
+    }
+    feats: dict[str, np.ndarray] = {}
+    best: dict[str, int] = {}
+    for kid in rubric.point_ids:
+        m = margins[kid]
+        n_main = rubric.point_main[kid]
+        main = m[:, :n_main].max(axis=1)
+        variant = m[:, n_main:].max(axis=1) if m.shape[1] > n_main else main
+        combined = per_unit[kid]
+        u = int(combined.argmax())
+        order = np.sort(combined)[::-1]
+        others = [per_unit[o][u] for o in rubric.point_ids if o != kid]
+        pit = max((p[u] for p in pit_unit.values()), default=-0.2)
+        cos = float((unit_vecs @ rubric.point_vecs[kid].T).max())
+        term_recall = max(index.recall(t, answer_terms) for t in rubric.point_texts[kid])
+        closest_text = rubric.point_texts[kid][int(m[u].argmax())]
+        flip = float(negated(units[u]) != negated(closest_text))
+        feats[kid] = np.array([
+            float(main.max()), float(variant.max()), cos, float(order[1] if len(order) > 1 else order[0]),
+            term_recall, float(combined[u] - max(others, default=combined[u] - 0.1)),
+            float(pit - combined[u]), flip,
+        ], dtype=np.float64)
+        best[kid] = u
+    pitfalls: dict[int, tuple[float, int]] = {}
+    kp_on_unit = np.max(np.vstack(list(per_unit.values())), axis=0) if per_unit else None
+    for i, p in pit_unit.items():
+        u = int(p.argmax())
+        if kp_on_unit is None or p[u] > kp_on_unit[u]:
+            pitfalls[i] = (float(p[u]), u)
+    return feats, best, pitfalls
+
+
+def contradiction_confirmed(unit: str, pitfall_texts: list[str], point_texts: list[str]) -> bool:
+    """Is a sentence that resembles a pitfall really asserting it? Not when it negates what the pitfall
+    asserts ("不是为了让梯度更大" against "取 min 是为了让梯度更大"), and not when it shares more of the
+    correct point's terms than of the pitfall's own (a pitfall is a near-miss of the truth)."""
+    if negated(unit) != negated(pitfall_texts[0]):
+        return False
+    said = set(terms(unit))
+    pit_terms = set().union(*(set(terms(t)) for t in pitfall_texts)) - set().union(*(set(terms(t)) for t in point_texts))
+    kp_terms = set().union(*(set(terms(t)) for t in point_texts)) - set().union(*(set(terms(t)) for t in pitfall_texts))
+    return len(said & pit_terms) > len(said & kp_terms)
+
+
+# -- the learned combination ---------------------------------------------------------------
+def logistic(x: np.ndarray) -> np.ndarray:
+    return 1.0 / (1.0 + np.exp(-np.clip(x, -30, 30)))
+
+
+@dataclass(frozen=True)
+class PointModel:
+    """Logistic regression over standardised features: P(the key point is stated)."""
+
+    mean: np.ndarray
+    scale: np.ndarray
+    weights: np.ndarray
+    bias: float
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        return logistic(((x - self.mean) / self.scale) @ self.weights + self.bias)
+
+    @classmethod
+    def fit(cls, x: np.ndarray, y: np.ndarray, l2: float = 1.0, steps: int = 3000, lr: float = 0.5) -> "PointModel":
+        """Soft labels y in [0, 1] (partial = 0.5); gradient descent on the mean cross-entropy plus L2."""
+        mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
+        z = (x - mean) / scale
+        w, b = np.zeros(z.shape[1]), 0.0
+        n = len(y)
+        for _ in range(steps):
+            p = logistic(z @ w + b)
+            grad = p - y
+            w -= lr * (z.T @ grad / n + l2 * w / n)
+            b -= lr * float(grad.mean())
+        return cls(mean, scale, w, b)
+
+    def to_json(self) -> dict:
+        return {"features": list(FEATURES), "mean": self.mean.tolist(), "scale": self.scale.tolist(),
+                "weights": self.weights.tolist(), "bias": self.bias}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "PointModel":
+        if list(d["features"]) != list(FEATURES):
+            raise ValueError(f"grader weights were fitted on features {d['features']}, this code computes {list(FEATURES)}")
+        return cls(np.array(d["mean"]), np.array(d["scale"]), np.array(d["weights"]), float(d["bias"]))
+
+
+def isotonic(x: list[float], y: list[float]) -> list[tuple[float, float]]:
+    """Pool-adjacent-violators: knots (x, y) of the best non-decreasing fit of y on x."""
+    pts = sorted(zip(x, y))
+    blocks: list[list[float]] = []  # [sum_x, sum_y, count]
+    for xi, yi in pts:
+        blocks.append([xi, yi, 1.0])
+        while len(blocks) > 1 and blocks[-2][1] / blocks[-2][2] > blocks[-1][1] / blocks[-1][2]:
+            a = blocks.pop()
+            blocks[-1] = [blocks[-1][0] + a[0], blocks[-1][1] + a[1], blocks[-1][2] + a[2]]
+    return [(b[0] / b[2], b[1] / b[2]) for b in blocks]
+
+
+def calibrate(raw: float, knots: list[tuple[float, float]]) -> float:
+    """Piecewise-linear, non-decreasing map of a raw 0-10 score onto the gold scale."""
+    if not knots:
+        return raw
+    xs, ys = [k[0] for k in knots], [k[1] for k in knots]
+    return float(np.clip(np.interp(raw, xs, ys), 0.0, 10.0))

@@ -1,0 +1,60 @@
+"""The evidence features and the learned combination: pure functions, no store or model.
+
+    python -m pytest tests/test_evidence.py
+"""
+
+import numpy as np
+
+from interviewer.evidence import (PointModel, TermIndex, calibrate, contradiction_confirmed, isotonic, negated,
+                                  terms)
+from knowledge.text import clauses, evidence_units
+
+
+def test_terms_mix_chinese_bigrams_english_words_and_symbols():
+    t = terms("PPO 的 ratio 要 clip，∇ 不变")
+    assert {"ppo", "ratio", "clip", "∇", "不变"} <= set(t)
+    assert "的" not in t and "the" not in terms("the ratio")
+
+
+def test_negation_in_both_languages():
+    assert negated("取 min 并不是为了让梯度更大") and negated("KL is not symmetric")
+    assert not negated("取 min 是为了让梯度更大")
+
+
+def test_term_recall_weights_rare_terms_higher():
+    index = TermIndex(["优势函数 baseline", "baseline 方差", "baseline 期望", "clip ratio"])
+    said = set(terms("clip 一下"))
+    assert index.recall("clip ratio", said) > index.recall("baseline 方差", said) == 0.0
+
+
+def test_enumerations_and_clauses_become_their_own_units():
+    parts = clauses("原因有三个：kernel 实现不一样、并行切分方式不一样、训练和推理的精度也不一样。")
+    assert len(parts) >= 3 and any("并行切分" in p for p in parts)
+    units = evidence_units("第一句，有两个分句。第二句。")
+    assert "第一句，有两个分句。" in units and "第一句，有两个分句。第二句。" in units
+
+
+def test_a_pitfall_that_is_negated_is_not_a_confirmed_contradiction():
+    pit = ["取 min 是为了让梯度更大、学得更快。", "The min makes the gradient larger."]
+    kp = ["取 min 得到悲观下界，保留往坏方向走的惩罚。"]
+    assert contradiction_confirmed("取 min 就是为了梯度更大，学得更快", pit, kp)
+    assert not contradiction_confirmed("取 min 不是为了梯度更大，而是悲观下界", pit, kp)
+    assert not contradiction_confirmed("取 min 得到的是悲观下界，惩罚一直保留", pit, kp)
+
+
+def test_the_point_model_learns_a_separable_rule_and_round_trips():
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=(400, 8))
+    y = (x[:, 0] + 0.5 * x[:, 4] > 0).astype(float)
+    m = PointModel.fit(x, y)
+    assert ((m.predict(x) > 0.5) == (y > 0.5)).mean() > 0.95
+    again = PointModel.from_json(m.to_json())
+    assert np.allclose(again.predict(x[:5]), m.predict(x[:5]))
+
+
+def test_isotonic_calibration_is_monotone_and_clamped():
+    knots = isotonic([0, 1, 2, 3, 4, 5], [0, 3, 2, 5, 9, 8])
+    ys = [k[1] for k in knots]
+    assert ys == sorted(ys)
+    assert calibrate(-5, knots) == 0.0 and 0 <= calibrate(2.5, knots) <= 10
+    assert calibrate(3.0, []) == 3.0
