@@ -14,10 +14,12 @@ def question(bank):
     return bank.get("ppo-clip-min")
 
 
-def grade_for(question, statuses, misconceptions=(), dont_know=False):
-    verdicts = [Verdict(key=kp.id, weight=kp.weight, status=s) for kp, s in zip(question.rubric.key_points, statuses)]
+def grade_for(question, statuses, misconceptions=(), dont_know=False, confirmed=True):
+    verdicts = [Verdict(key=kp.id, weight=kp.weight, status=s, evidence="" if s == "missed" else f"我说的{kp.id}")
+                for kp, s in zip(question.rubric.key_points, statuses)]
     return Grade(grader="test", qid=question.id, score=compute_score(verdicts, len(misconceptions)), verdicts=verdicts,
-                 misconceptions=[Misconception(pitfall=i, evidence="我说的") for i in misconceptions], dont_know=dont_know)
+                 misconceptions=[Misconception(pitfall=i, evidence="我说的", confirmed=confirmed) for i in misconceptions],
+                 dont_know=dont_know)
 
 
 def all_(question, status):
@@ -98,3 +100,41 @@ def test_merge_keeps_the_best_status_per_point():
     b = [Verdict(key="kp1", weight="essential", status="missed"), Verdict(key="kp2", weight="important", status="partial")]
     merged = merge_verdicts(a, b)
     assert [v.status for v in merged] == ["covered", "partial"]
+
+
+def test_an_unconfirmed_misconception_is_asked_about_not_challenged(question):
+    g = grade_for(question, all_(question, "covered"), misconceptions=[0], confirmed=False)
+    d = decide(question, g.verdicts, g, QuestionProgress())
+    assert d.action == "clarify" and d.target == "pitfall:0" and d.evidence == "我说的"
+
+
+def test_an_unclear_point_is_clarified_before_a_missed_one_is_asked_for(question):
+    kps = question.rubric.key_points
+    statuses = ["covered"] * len(kps)
+    essentials = [i for i, kp in enumerate(kps) if kp.weight == "essential"]
+    statuses[essentials[0]] = "missed"
+    statuses[-1 if kps[-1].weight != "optional" else essentials[-1]] = "unclear"
+    g = grade_for(question, statuses)
+    d = decide(question, g.verdicts, g, QuestionProgress())
+    unclear = next(kp.id for kp, s in zip(kps, statuses) if s == "unclear")
+    assert d.action == "clarify" and d.target == unclear and d.evidence == f"我说的{unclear}"
+    after = decide(question, g.verdicts, g, QuestionProgress(depth=1, clarified=[unclear]))
+    assert after.action == "gap" and after.target == kps[essentials[0]].id
+
+
+def test_a_gap_question_never_targets_an_unclear_point(question):
+    g = grade_for(question, all_(question, "unclear"))
+    progress = QuestionProgress(clarified=[kp.id for kp in question.rubric.key_points])
+    d = decide(question, g.verdicts, g, progress)
+    assert d.action != "gap"
+
+
+def test_the_answer_to_a_clarification_settles_the_point():
+    before = [Verdict(key="kp1", weight="essential", status="unclear", evidence="x"),
+              Verdict(key="kp2", weight="important", status="unclear", evidence="y")]
+    still = [Verdict(key="kp1", weight="essential", status="unclear", evidence="x2"),
+             Verdict(key="kp2", weight="important", status="missed")]
+    merged = merge_verdicts(before, still, settled="kp1")
+    assert [v.status for v in merged] == ["missed", "unclear"]  # asked and still vague: missed; the other stays unclear
+    said = [Verdict(key="kp1", weight="essential", status="covered", evidence="z")]
+    assert merge_verdicts(before, said, settled="kp1")[0].status == "covered"
