@@ -65,7 +65,7 @@ def degenerate(question: Question, answer: str) -> str | None:
 def _finish(grader: str, question: Question, verdicts, misconceptions, answer, lang, notes, scale=None) -> Grade:
     reason = degenerate(question, answer)
     if reason:
-        verdicts = [v.model_copy(update={"status": "missed", "evidence": ""}) for v in verdicts]
+        verdicts = [v.model_copy(update={"status": "missed", "evidence": "", "credit": None}) for v in verdicts]
         misconceptions, notes = [], notes + [reason]
     raw = compute_score(verdicts, len(confirmed(misconceptions)))
     return Grade(
@@ -179,7 +179,9 @@ class EmbeddingGrader:
             cover = w["unclear_p"] if kp.id == focus else w["cover_p"]
             status = "covered" if p >= cover else "unclear" if p >= w["unclear_p"] else "missed"
             evidence = units[best[kp.id]] if status != "missed" else ""
-            verdicts.append(Verdict(key=kp.id, weight=kp.weight, status=status, evidence=evidence, confidence=round(p, 3)))
+            credit = 1.0 if status == "covered" and kp.id == focus else round(p, 3)
+            verdicts.append(Verdict(key=kp.id, weight=kp.weight, status=status, evidence=evidence,
+                                    confidence=round(p, 3), credit=credit))
         misconceptions = []
         for idx, (margin, u) in sorted(pitfalls.items()):
             if margin < w["pitfall_margin"]:

@@ -30,6 +30,12 @@ class Verdict(BaseModel):
     status: Status
     evidence: str = ""  # the candidate's sentence that shows it; empty when missed
     confidence: float | None = None  # grader-specific (P(stated) for the embedding grader)
+    # the share of the point's weight this answer earns; None: from the status (CREDIT). The embedding
+    # grader gives P(stated), so a borderline point earns what the evidence supports, not 0 or 1
+    credit: float | None = Field(default=None, ge=0, le=1)
+
+    def earned(self) -> float:
+        return CREDIT[self.status] if self.credit is None else self.credit
 
 
 class Misconception(BaseModel):
@@ -56,13 +62,13 @@ def confirmed(misconceptions: list[Misconception]) -> list[Misconception]:
 
 
 def compute_score(verdicts: list[Verdict], misconceptions: int = 0) -> float:
-    """10 x weighted credit over essential+important points, optional points as a bonus,
+    """10 x weighted credit (`Verdict.earned`) over essential+important points, optional points as a bonus,
     minus a penalty per stated misconception; clamped to [0, 10]."""
     core = [v for v in verdicts if v.weight != "optional"]
     total = sum(WEIGHT_VALUES[v.weight] for v in core)
-    earned = sum(WEIGHT_VALUES[v.weight] * CREDIT[v.status] for v in core)
+    earned = sum(WEIGHT_VALUES[v.weight] * v.earned() for v in core)
     base = 10.0 * earned / total if total else 0.0
-    bonus = OPTIONAL_BONUS * sum(CREDIT[v.status] for v in verdicts if v.weight == "optional")
+    bonus = OPTIONAL_BONUS * sum(v.earned() for v in verdicts if v.weight == "optional")
     penalty = min(MAX_PENALTY, MISCONCEPTION_PENALTY * misconceptions)
     return round(max(0.0, min(10.0, base + bonus - penalty)), 1)
 
