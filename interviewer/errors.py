@@ -23,3 +23,7 @@ class AnswerRejected(InterviewerError):
 
 class SessionError(InterviewerError):
     """A session id is unknown, or the session cannot continue."""
+
+
+class VLLMError(InterviewerError):
+    """vLLM is not installed, sees no GPU, or its server did not start."""

@@ -28,6 +28,7 @@ from interviewer.local_model import LocalServer, resolve_gguf
 from interviewer.report import paths as report_paths
 from interviewer.report import save
 from interviewer.settings import Settings
+from interviewer.vllm_server import VLLMServer, start_vllm
 from knowledge.bank import default_bank
 from knowledge.store import Store
 
@@ -53,7 +54,7 @@ class Backend:
     """The model in use and, for the embedded default, the server that serves it."""
 
     model: OpenAIChat
-    server: LocalServer | None = None
+    server: LocalServer | VLLMServer | None = None
     description: str = ""
 
     @classmethod
@@ -63,6 +64,10 @@ class Backend:
             model = OpenAIChat(settings.base_url, name, settings.api_key, settings.timeout, settings.retries)
             model.ping()
             return cls(model, None, f"model {name} at {settings.base_url} (OpenAI-compatible endpoint)")
+        if settings.engine == "vllm":
+            server = start_vllm(settings)
+            model = OpenAIChat(server.base_url, server.name, None, settings.timeout, settings.retries)
+            return cls(model, server, f"model {server.name} at {server.base_url} (vLLM, log {server.log_path})")
         name, path = resolve_gguf(settings.local_model, settings.gguf)
         server = LocalServer(path, alias=name, parallel=parallel)
         model = OpenAIChat(server.base_url, name, None, settings.timeout, settings.retries)
