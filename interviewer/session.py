@@ -15,7 +15,6 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
 from interviewer import practice
@@ -28,6 +27,7 @@ from interviewer.local_model import LocalServer, resolve_gguf
 from interviewer.report import paths as report_paths
 from interviewer.report import save
 from interviewer.settings import Settings
+from interviewer.storage import open_sessions
 from interviewer.vllm_server import VLLMServer, start_vllm
 from knowledge.bank import default_bank
 from knowledge.store import Store
@@ -93,18 +93,18 @@ class Interviewer:
              grader=None) -> "Interviewer":
         """`backend` (a real server) or `model` (any ChatModel, e.g. a scripted fake) or neither (verbatim)."""
         settings.home.mkdir(parents=True, exist_ok=True)
-        store = store or Store.open(settings.store_path, default_bank())
+        store = store or Store.open(settings.store_path, default_bank(), url=settings.chroma_url)
         bank = store.bank
         chat = backend.model if backend else model
         grader = grader or make_grader(settings.resolved_grader(), store, chat)
-        conn = sqlite3.connect(settings.db_path, check_same_thread=False)
+        conn, checkpointer = open_sessions(settings)  # SQLite, or PostgreSQL for several workers
         conn.execute(
             "CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, created REAL, updated REAL, status TEXT, "
             "lang TEXT, questions INTEGER, overall REAL, topics TEXT, config TEXT)"
         )
         conn.commit()
         practice.init(conn)
-        graph = build_graph(SqliteSaver(conn))
+        graph = build_graph(checkpointer)
         return cls(settings, Deps(settings, bank, store, grader, chat), graph, conn, backend)
 
     def close(self) -> None:
