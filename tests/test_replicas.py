@@ -1,4 +1,4 @@
-"""Evals across replicas: `--base-url` given twice spreads the answers over both endpoints.
+"""Evals against endpoints: `--base-url` given twice spreads the answers over both; the throughput mode.
 
     python -m pytest tests/test_replicas.py
 
@@ -86,3 +86,19 @@ def test_a_call_goes_to_the_least_busy_replica():
         t.join()
     assert fast.calls + slow.calls == 8 and abs(fast.calls - slow.calls) <= 2
     assert pool.in_flight == [0, 0] and sum(pool.served) == 8
+
+
+def test_throughput_mode_reports_every_level_against_the_same_requests(two_replicas, home, store, capsys):
+    from evals.bench import main as bench_main
+
+    code = bench_main(["--throughput", "--base-url", two_replicas[0] + "/v1", "--model", "m", "--grader", "no-rubric",
+                       "--concurrency", "1,4", "--answers", "8", "--home", str(home)])
+    assert code == 0
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| 1 |") or line.startswith("| 4 |")]
+    assert len(rows) == 2
+    one, four = ([float(x) for x in r.strip("|").split("|")[2:5]] for r in rows)
+    # the stand-in answers each request in 0.2 s and serves requests in parallel: 4 in flight go ~4x faster,
+    # and the eval keeps up with the direct replay of its own requests
+    assert four[0] > 2.5 * one[0]
+    assert 0.5 < four[0] / four[1] <= 1.2 and 0.5 < one[0] / one[1] <= 1.2
+    assert _get(two_replicas[0] + "/stats")["chat"] == 2 * (8 + 8)  # every request sent twice: eval + replay
