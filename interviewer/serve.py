@@ -22,6 +22,7 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     settings = settings_from_args(args, engine="vllm")
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))  # a `kill` stops vLLM too (the finally below)
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C, even where a shell started us ignoring it
     try:
         server = start_vllm(settings)
     except InterviewerError as exc:

@@ -84,7 +84,8 @@ def serve_args(opts: VLLMOptions, port: int) -> list[str]:
             "--served-model-name", opts.served_name or opts.model,
             "--max-model-len", str(opts.max_model_len),
             "--structured-outputs-config.backend", "auto",  # json_schema answers are constrained (xgrammar)
-            "--enable-prefix-caching", "--disable-uvicorn-access-log"]
+            "--enable-prefix-caching", "--enable-prompt-tokens-details",  # cached prompt tokens in `usage`
+            "--disable-uvicorn-access-log"]
     if opts.device != "cpu":
         args += ["--gpu-memory-utilization", str(opts.gpu_memory_utilization),
                  "--tensor-parallel-size", str(opts.tensor_parallel_size)]
