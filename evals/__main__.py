@@ -15,7 +15,11 @@ from evals.plots import bars, scatter
 from evals.report import to_markdown
 from evals.runner import ALL_GRADERS, MODEL_GRADERS, evaluate, followup_quality, run_grader
 from interviewer.errors import InterviewerError
-from interviewer.settings import Settings
+from interviewer.llm import Replicas
+from interviewer.settings import Settings, add_vllm_flags
+
+VLLM_FIELDS = ("engine", "vllm", "vllm_device", "max_model_len", "gpu_memory_utilization", "tensor_parallel_size",
+               "vllm_start_timeout")
 from knowledge.bank import BankError
 from knowledge.store import Store
 
@@ -23,8 +27,9 @@ from knowledge.store import Store
 def parse_args(argv):
     p = argparse.ArgumentParser(prog="python -m evals", description=__doc__)
     p.add_argument("--cases", type=Path, action="append", help=f"JSONL file or folder (default {CASES_DIR})")
-    p.add_argument("--base-url", help="OpenAI-compatible endpoint for the model graders (default: embedded model)")
-    p.add_argument("--model", help="model name at --base-url")
+    p.add_argument("--base-url", action="append", help="OpenAI-compatible endpoint for the model graders (default: "
+                   "embedded model); give it several times to spread the answers over replicas")
+    p.add_argument("--model", help="model name at --base-url (or the model vLLM serves with --engine vllm)")
     p.add_argument("--api-key")
     p.add_argument("--local-model", default="auto", help="embedded model when no --base-url: auto, 0.5b, 1.5b")
     p.add_argument("--graders", default=",".join(ALL_GRADERS), help=f"comma-separated, from {','.join(ALL_GRADERS)}")
@@ -35,15 +40,29 @@ def parse_args(argv):
     p.add_argument("--sample", type=int, help="N cases spread over all questions and tiers (for slow graders)")
     p.add_argument("--out", type=Path, default=Path("evals/results"), help="where the dated results folder goes")
     p.add_argument("--home", type=Path, help="where the Chroma store lives (env RLI_HOME)")
+    p.add_argument("--chroma-url", help="the store on a Chroma server: http://host:8000 (env RLI_CHROMA_URL)")
+    add_vllm_flags(p)
     return p.parse_args(argv)
 
 
-def _open_model(args):
+def _open_model(args) -> list:
+    """One backend per --base-url (several: replicas), or the one --engine starts."""
     from interviewer.session import Backend
 
-    settings = Settings.from_env(base_url=args.base_url, model=args.model, api_key=args.api_key,
-                                 local_model=args.local_model, timeout=300.0)
-    return Backend.open(settings, parallel=max(1, args.concurrency))
+    vllm = {k: v for k, v in vars(args).items() if k in VLLM_FIELDS and v is not None}
+    settings = Settings.from_env(model=args.model, api_key=args.api_key, local_model=args.local_model,
+                                 timeout=300.0, **vllm)
+    if args.home:
+        settings = settings.with_(home=args.home)
+    backends = []
+    try:
+        for url in args.base_url or [None]:
+            backends.append(Backend.open(settings.with_(base_url=url), parallel=max(1, args.concurrency)))
+    except BaseException:
+        for b in backends:
+            b.close()
+        raise
+    return backends
 
 
 def case_sets(args) -> dict[str, list[Path]]:
@@ -67,15 +86,16 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     if args.no_model:
         graders = [g for g in graders if g not in MODEL_GRADERS]
-    backend = None
+    backends: list = []
     try:
         settings = Settings.from_env(home=args.home) if args.home else Settings.from_env()
-        store = Store.open(settings.store_path)
+        store = Store.open(settings.store_path, url=args.chroma_url or settings.chroma_url)
         model = None
         if any(g in MODEL_GRADERS for g in graders):
-            backend = _open_model(args)
-            model = backend.model
-            print(f"Using {backend.description}", file=sys.stderr)
+            backends = _open_model(args)
+            model = backends[0].model if len(backends) == 1 else Replicas([b.model for b in backends])
+            for b in backends:
+                print(f"Using {b.description}", file=sys.stderr)
         started = time.monotonic()
         sets, all_runs, notes, counts = {}, {}, [], {}
         for name, paths in case_sets(args).items():
@@ -91,7 +111,7 @@ def main(argv: list[str] | None = None) -> int:
             results["followups"] = {"grader": primary.name, **followup_quality(items, grades, store)}
             sets[name], all_runs[name] = results, runs
             counts[name] = {"cases": len(items), "questions": len({i.qid for i in items})}
-        meta = {"sets": counts, "notes": notes, "model": backend.description if backend else None,
+        meta = {"sets": counts, "notes": notes, "model": "; ".join(b.description for b in backends) or None,
                 "concurrency": args.concurrency, "repeat": args.repeat,
                 "total_seconds": round(time.monotonic() - started, 1), "bank_fingerprint": store.fingerprint,
                 "agreement": agreement() if "blind" in sets else None}
@@ -116,8 +136,8 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     finally:
-        if backend:
-            backend.close()
+        for b in backends:
+            b.close()
 
 
 def spread(cases, n: int, seed: int = 0):

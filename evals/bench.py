@@ -1,6 +1,8 @@
-"""`python -m evals.bench`: time to the first question and a turn's latency, split by stage.
+"""`python -m evals.bench`: time to the first question and a turn's latency, split by stage;
+with --throughput, eval answers per second at several concurrencies against the server's own rate.
 
-Prints figures; asserts nothing. Example: python -m evals.bench --local-model 1.5b --turns 6
+Prints figures; asserts nothing. Examples: python -m evals.bench --local-model 1.5b --turns 6
+    python -m evals.bench --throughput --grader llm --concurrency 1,2,4,8,16 --answers 16
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from interviewer.grading import make_grader
 from interviewer.phrasing import phrase
 from interviewer.policy import QuestionProgress, decide
 from interviewer.session import Backend, Interviewer
-from interviewer.settings import Settings
+from interviewer.settings import Settings, add_vllm_flags
 from knowledge.store import Store
 
 
@@ -26,11 +28,19 @@ def _ms(samples: list[float]) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m evals.bench", description=__doc__)
     p.add_argument("--local-model", default="auto")
-    p.add_argument("--base-url")
+    p.add_argument("--base-url", action="append", help="endpoint; several: replicas (throughput mode)")
     p.add_argument("--model")
     p.add_argument("--turns", type=int, default=6)
     p.add_argument("--home", type=Path, help="store location (default $RLI_HOME)")
+    p.add_argument("--throughput", action="store_true", help="eval answers/s at each --concurrency vs the server's own")
+    p.add_argument("--concurrency", default="1,2,4,8,16", help="throughput mode: comma-separated levels")
+    p.add_argument("--answers", type=int, default=16, help="throughput mode: fresh answers graded per level")
+    p.add_argument("--grader", default="llm", help="throughput mode: llm, llm-per-point, hybrid or no-rubric")
+    add_vllm_flags(p)
     args = p.parse_args(argv)
+    if args.throughput:
+        return _throughput(args)
+    args.base_url = (args.base_url or [None])[0]
     settings = Settings.from_env(local_model=args.local_model, base_url=args.base_url, model=args.model,
                                  home=args.home or Settings.from_env().home)
     t0 = time.monotonic()
@@ -73,6 +83,29 @@ def main(argv: list[str] | None = None) -> int:
         print(f"  follow-up wording (model call):           {_ms(phrasing)}")
         app.close()
     backend.close()
+    return 0
+
+
+def _throughput(args) -> int:
+    from evals.__main__ import VLLM_FIELDS, _open_model, spread
+    from evals.cases import CASES_DIR, load_cases, resolve
+    from evals.throughput import measure, table
+    from interviewer.llm import Replicas
+
+    levels = [int(c) for c in args.concurrency.split(",")]
+    args.api_key, args.concurrency = None, max(levels)  # the embedded server gets a slot per request in flight
+    settings = Settings.from_env(home=args.home or Settings.from_env().home)
+    store = Store.open(settings.store_path, url=settings.chroma_url)
+    items, _ = resolve(spread(load_cases([CASES_DIR]), args.answers * len(levels)), store)
+    backends = _open_model(args)
+    try:
+        model = backends[0].model if len(backends) == 1 else Replicas([b.model for b in backends])
+        print("; ".join(b.description for b in backends))
+        result = measure(items, store, model, args.grader, levels, args.answers)
+        print(f"grader {args.grader}, {args.answers} fresh answers per level\n{table(result)}")
+    finally:
+        for b in backends:
+            b.close()
     return 0
 
 

@@ -113,6 +113,11 @@ def run(session: Session, settings, out=sys.stdout, read=_read_answer) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["serve"]:
+        from interviewer.serve import main as serve
+
+        return serve(argv[1:])
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     settings = settings_from_args(args)

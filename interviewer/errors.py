@@ -27,3 +27,7 @@ class SessionError(InterviewerError):
 
 class GraderError(InterviewerError):
     """The grader cannot run as configured (e.g. its fitted weights are missing or do not fit the code)."""
+
+
+class VLLMError(InterviewerError):
+    """vLLM is not installed, sees no GPU, or its server did not start."""

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import logging
+import threading
 import time
 from typing import Protocol, TypeVar
 
@@ -48,6 +49,32 @@ def json_schema(schema: type[BaseModel]) -> dict:
     return close(schema.model_json_schema())
 
 
+class Usage:
+    """Token counts over every call, incl. the prompt tokens the server's prefix cache served."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self.calls = self.prompt_tokens = self.cached_tokens = self.completion_tokens = 0
+
+    def add(self, resp) -> None:
+        usage = getattr(resp, "usage", None)
+        prompt = getattr(usage, "prompt_tokens", 0) or 0
+        details = getattr(usage, "prompt_tokens_details", None)
+        cached = getattr(details, "cached_tokens", None)
+        timings = (getattr(resp, "model_extra", None) or {}).get("timings") or {}
+        if cached is None and "cache_n" in timings:  # llama.cpp's own report
+            cached = timings["cache_n"]
+        with self._lock:
+            self.calls += 1
+            self.prompt_tokens += prompt
+            self.cached_tokens += cached or 0
+            self.completion_tokens += getattr(usage, "completion_tokens", 0) or 0
+
+    @property
+    def cached_share(self) -> float:
+        return self.cached_tokens / self.prompt_tokens if self.prompt_tokens else float("nan")
+
+
 class OpenAIChat:
     """A chat model behind an OpenAI-compatible endpoint."""
 
@@ -55,13 +82,16 @@ class OpenAIChat:
         self.base_url = base_url.rstrip("/")
         self.name = model
         self.retries = retries
+        self.usage = Usage()
         self._client = openai.OpenAI(
             base_url=self.base_url, api_key=api_key or "not-needed", timeout=timeout, max_retries=retries
         )
 
     def _create(self, **kwargs):
         try:
-            return self._client.chat.completions.create(model=self.name, **kwargs)
+            resp = self._client.chat.completions.create(model=self.name, **kwargs)
+            self.usage.add(resp)
+            return resp
         except openai.APITimeoutError:
             raise EndpointError(
                 f"The model at {self.base_url} did not answer within the timeout. "
@@ -112,3 +142,37 @@ class OpenAIChat:
             ) from None
         except openai.APIStatusError:
             pass  # some servers have no /models route; the first real call will tell
+
+
+class Replicas:
+    """Several endpoints serving the same model as one ChatModel: each call goes to the replica with the
+    fewest calls in flight (ties in turn), so concurrent answers spread over vLLM replicas or DP ranks."""
+
+    def __init__(self, models: list):
+        if not models:
+            raise ValueError("Replicas needs at least one model")
+        self.models = list(models)
+        self.name = self.models[0].name
+        self.in_flight = [0] * len(self.models)
+        self.served = [0] * len(self.models)
+        self._lock = threading.Lock()
+        self._turn = 0
+
+    def _call(self, method: str, *args, **kwargs):
+        with self._lock:
+            n = len(self.models)
+            i = min(range(n), key=lambda k: (self.in_flight[k], (k - self._turn) % n))
+            self._turn = (i + 1) % n
+            self.in_flight[i] += 1
+        try:
+            return getattr(self.models[i], method)(*args, **kwargs)
+        finally:
+            with self._lock:
+                self.in_flight[i] -= 1
+                self.served[i] += 1
+
+    def complete(self, messages: list[Message], **kwargs) -> str:
+        return self._call("complete", messages, **kwargs)
+
+    def structured(self, messages: list[Message], schema: type[T], **kwargs) -> T:
+        return self._call("structured", messages, schema, **kwargs)

@@ -35,10 +35,12 @@ JUDGE_SYSTEM = (
     "List the pitfalls the answer actually states as true. " + DATA_RULE
 )
 
+# The candidate's answer comes last in every judge prompt: what is the same for every answer to a
+# question (rules, rubric, output format) is a shared prefix that the server's prefix cache serves.
 JUDGE_USER = Template(
     "Question: $question\n\nKey points:\n$key_points\n\nPitfalls (wrong claims):\n$pitfalls\n\n"
-    "Candidate answer:\n$answer\n\nReturn JSON: verdicts (one per key point id), misconceptions "
-    "(pitfall numbers with evidence), feedback (two sentences, $language)."
+    "Return JSON: verdicts (one per key point id), misconceptions (pitfall numbers with evidence), "
+    "feedback (two sentences, $language).\n\nCandidate answer:\n$answer"
 )
 
 POINT_SYSTEM = (
@@ -47,13 +49,13 @@ POINT_SYSTEM = (
 )
 
 POINT_USER = Template(
-    "Question: $question\nClaim to look for: $claim\n\nCandidate answer:\n$answer\n\n"
-    "Return JSON: verdict (yes / partly / no) and evidence (the candidate's sentence, copied exactly, or empty)."
+    "Question: $question\nClaim to look for: $claim\n\nReturn JSON: verdict (yes / partly / no) and evidence "
+    "(the candidate's sentence, copied exactly, or empty).\n\nCandidate answer:\n$answer"
 )
 
 NO_RUBRIC_USER = Template(
-    "Question: $question\n\nCandidate answer:\n$answer\n\nAs a strict senior interviewer, grade the answer "
-    "0-10. Return JSON with `score`."
+    "Question: $question\n\nAs a strict senior interviewer, grade the answer 0-10. Return JSON with `score`.\n\n"
+    "Candidate answer:\n$answer"
 )
 
 CLARIFY = {  # the candidate's own sentence, quoted: what did you mean? (no hint of the expected point)

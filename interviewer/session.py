@@ -15,7 +15,6 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
-from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
 from interviewer import practice
@@ -28,6 +27,8 @@ from interviewer.local_model import LocalServer, resolve_gguf
 from interviewer.report import paths as report_paths
 from interviewer.report import save
 from interviewer.settings import Settings
+from interviewer.storage import open_sessions
+from interviewer.vllm_server import VLLMServer, start_vllm
 from knowledge.bank import default_bank
 from knowledge.store import Store
 
@@ -53,7 +54,7 @@ class Backend:
     """The model in use and, for the embedded default, the server that serves it."""
 
     model: OpenAIChat
-    server: LocalServer | None = None
+    server: LocalServer | VLLMServer | None = None
     description: str = ""
 
     @classmethod
@@ -63,6 +64,10 @@ class Backend:
             model = OpenAIChat(settings.base_url, name, settings.api_key, settings.timeout, settings.retries)
             model.ping()
             return cls(model, None, f"model {name} at {settings.base_url} (OpenAI-compatible endpoint)")
+        if settings.engine == "vllm":
+            server = start_vllm(settings)
+            model = OpenAIChat(server.base_url, server.name, None, settings.timeout, settings.retries)
+            return cls(model, server, f"model {server.name} at {server.base_url} (vLLM, log {server.log_path})")
         name, path = resolve_gguf(settings.local_model, settings.gguf)
         server = LocalServer(path, alias=name, parallel=parallel)
         model = OpenAIChat(server.base_url, name, None, settings.timeout, settings.retries)
@@ -88,18 +93,18 @@ class Interviewer:
              grader=None) -> "Interviewer":
         """`backend` (a real server) or `model` (any ChatModel, e.g. a scripted fake) or neither (verbatim)."""
         settings.home.mkdir(parents=True, exist_ok=True)
-        store = store or Store.open(settings.store_path, default_bank())
+        store = store or Store.open(settings.store_path, default_bank(), url=settings.chroma_url)
         bank = store.bank
         chat = backend.model if backend else model
         grader = grader or make_grader(settings.resolved_grader(), store, chat)
-        conn = sqlite3.connect(settings.db_path, check_same_thread=False)
+        conn, checkpointer = open_sessions(settings)  # SQLite, or PostgreSQL for several workers
         conn.execute(
             "CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, created REAL, updated REAL, status TEXT, "
             "lang TEXT, questions INTEGER, overall REAL, topics TEXT, config TEXT)"
         )
         conn.commit()
         practice.init(conn)
-        graph = build_graph(SqliteSaver(conn))
+        graph = build_graph(checkpointer)
         return cls(settings, Deps(settings, bank, store, grader, chat), graph, conn, backend)
 
     def close(self) -> None:

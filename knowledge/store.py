@@ -11,10 +11,11 @@ import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from urllib.parse import urlparse
 
 import numpy as np
 
-from knowledge.bank import Bank, default_bank
+from knowledge.bank import Bank, BankError, default_bank
 from knowledge.embed import EMBEDDER_VERSION, E5EmbeddingFunction, embed
 from knowledge.schema import Question
 from knowledge.text import split_sentences
@@ -105,6 +106,23 @@ def _entries(q: Question, chain: str = "") -> list[tuple[str, str, dict]]:
     return out
 
 
+def _client(path: Path, url: str | None):
+    """An embedded Chroma in `path`, or an HTTP client of a Chroma server (`chroma run`) at `url`."""
+    settings = Settings(anonymized_telemetry=False)
+    if not url:
+        path.mkdir(parents=True, exist_ok=True)
+        return chromadb.PersistentClient(path=str(path), settings=settings)
+    parsed = urlparse(url)
+    if parsed.scheme not in ("http", "https") or not parsed.hostname:
+        raise BankError(f"--chroma-url {url!r}: expected http://HOST:PORT")
+    try:
+        return chromadb.HttpClient(host=parsed.hostname, port=parsed.port or 8000, ssl=parsed.scheme == "https",
+                                   settings=settings)
+    except ValueError as exc:  # chromadb's word for "no server there"
+        raise BankError(f"Cannot reach the Chroma server at {url} ({exc}). Start it with `chroma run --path DIR "
+                        "--port PORT`, or leave --chroma-url out for the embedded store.") from None
+
+
 class Store:
     def __init__(self, collection, bank: Bank, path: Path):
         self._col = collection
@@ -114,12 +132,12 @@ class Store:
 
     # -- building -------------------------------------------------------------------
     @classmethod
-    def open(cls, path: Path | str | None = None, bank: Bank | None = None, rebuild: bool = False) -> "Store":
-        """Open the store at `path`, building or rebuilding it if the bank changed."""
+    def open(cls, path: Path | str | None = None, bank: Bank | None = None, rebuild: bool = False,
+             url: str | None = None) -> "Store":
+        """Open the store at `path` (or on the Chroma server at `url`), building or rebuilding it if the bank changed."""
         bank = bank or default_bank()
         path = Path(path or default_store_path())
-        path.mkdir(parents=True, exist_ok=True)
-        client = chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
+        client = _client(path, url)
         wanted = {"fingerprint": bank.fingerprint, "embedder": EMBEDDER_VERSION, "layout": LAYOUT}
         existing = {c.name for c in client.list_collections()}
         if COLLECTION in existing and not rebuild:

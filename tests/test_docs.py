@@ -38,5 +38,14 @@ def test_knowledge_commands_shown_in_the_readme_run():
 
 def test_interviewer_help_lists_the_documented_flags():
     out = subprocess.run([sys.executable, "-m", "interviewer", "--help"], capture_output=True, text=True, cwd=ROOT).stdout
-    for flag in ("--resume", "--list", "--lang", "--track", "--coach", "--base-url", "--grader", "--gguf", "--home"):
+    for flag in ("--resume", "--list", "--lang", "--track", "--coach", "--base-url", "--grader", "--gguf", "--home",
+                 "--engine", "--vllm", "--vllm-device", "--max-model-len", "--gpu-memory-utilization",
+                 "--tensor-parallel-size", "--vllm-start-timeout", "--db", "--chroma-url"):
         assert flag in out and flag in README
+
+
+def test_serve_help_lists_the_vllm_flags():
+    out = subprocess.run([sys.executable, "-m", "interviewer", "serve", "--help"], capture_output=True, text=True,
+                         cwd=ROOT).stdout
+    for flag in ("--model", "--vllm", "--max-model-len", "--gpu-memory-utilization", "--tensor-parallel-size"):
+        assert flag in out
