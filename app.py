@@ -14,13 +14,13 @@ os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 def main(argv: list[str] | None = None) -> int:
     from interviewer.errors import InterviewerError
     from interviewer.session import Backend, Interviewer
-    from interviewer.settings import add_model_flags, settings_from_args
+    from interviewer.settings import add_model_flags, positive_int, settings_from_args
 
     p = argparse.ArgumentParser(prog="python app.py", description=__doc__)
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1; 0.0.0.0 for all)")
     p.add_argument("--port", type=int, default=7860)
     p.add_argument("--lang", choices=["zh", "en"])
-    p.add_argument("-n", "--questions", type=int)
+    p.add_argument("-n", "--questions", type=positive_int)
     p.add_argument("--coach", action="store_true", default=None)
     add_model_flags(p)
     args = p.parse_args(argv)

@@ -10,7 +10,7 @@ from pathlib import Path
 from interviewer.errors import AnswerRejected, EndpointError, InterviewerError, ModelOutputError
 from interviewer.resume import read_resume
 from interviewer.session import Backend, Interviewer, Session
-from interviewer.settings import add_model_flags, settings_from_args
+from interviewer.settings import add_model_flags, count, non_empty, positive_int, settings_from_args, share
 from knowledge.bank import BankError
 
 HELP = {
@@ -24,15 +24,15 @@ HELP = {
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m interviewer", description="A mock interviewer for LLM RL jobs.")
     p.add_argument("--lang", choices=["zh", "en"], help="interview language (default zh)")
-    p.add_argument("-n", "--questions", type=int, help="number of seed questions (default 4)")
+    p.add_argument("-n", "--questions", type=positive_int, help="number of seed questions (default 4)")
     p.add_argument("--track", choices=["algorithm", "infra", "mixed"], help="your track; the other side is asked too")
-    p.add_argument("--infra-share", type=float, help="share of questions from the other side (default 0.35)")
-    p.add_argument("--followups", type=int, help="follow-up budget per question (default 3)")
+    p.add_argument("--infra-share", type=share, help="share of questions from the other side (default 0.35)")
+    p.add_argument("--followups", type=count, help="follow-up budget per question (default 3)")
     p.add_argument("--coach", action="store_true", default=None, help="show the rubric verdicts after every answer")
     p.add_argument("--show-scores", action="store_true", default=None, help="print each answer's score live")
     p.add_argument("--resume-file", type=Path, help="your resume (PDF, Markdown or text): questions follow it")
     p.add_argument("--seed", type=int, help="random seed for the question plan")
-    p.add_argument("--resume", metavar="SESSION_ID", help="continue a saved session")
+    p.add_argument("--resume", metavar="SESSION_ID", type=non_empty, help="continue a saved session")
     p.add_argument("--list", action="store_true", help="list saved sessions and the per-topic trend, then exit")
     p.add_argument("--practice", action="store_true", help="practise my weak points: missed key points that are due")
     add_model_flags(p)

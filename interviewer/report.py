@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import threading
 from collections import defaultdict
 from pathlib import Path
 
@@ -120,9 +122,16 @@ def paths(directory: Path, session_id: str) -> tuple[Path, Path]:
     return directory / f"{session_id}.md", directory / f"{session_id}.json"
 
 
+def _write_atomic(path: Path, text: str) -> None:
+    """Whole or not at all: a crash never leaves half a report."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def save(report: dict, directory: Path) -> tuple[Path, Path]:
     directory.mkdir(parents=True, exist_ok=True)
     md, js = paths(directory, report["session_id"])
-    md.write_text(to_markdown(report), encoding="utf-8")
-    js.write_text(json.dumps(report, ensure_ascii=False, indent=2), encoding="utf-8")
+    _write_atomic(js, json.dumps(report, ensure_ascii=False, indent=2))
+    _write_atomic(md, to_markdown(report))
     return md, js
