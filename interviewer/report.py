@@ -8,6 +8,7 @@ import threading
 from collections import defaultdict
 from pathlib import Path
 
+from interviewer.markup import as_text
 from knowledge.bank import Bank
 
 WEAK = 6.0
@@ -88,6 +89,7 @@ LABELS = {
 
 
 def to_markdown(report: dict) -> str:
+    """The report in Markdown; the candidate's own words are escaped (they show as text, never as HTML)."""
     L = LABELS[report["lang"]]
     out = [f"# {L['title']}", "", f"**{L['overall']}: {report['overall']}/10**  ·  session `{report['session_id']}`", ""]
     for i, e in enumerate(report["questions"], 1):
@@ -95,7 +97,7 @@ def to_markdown(report: dict) -> str:
                 f"{L['score']}: **{e['score']}/10**{L['skipped'] if e['skipped'] else ''}  ·  {e['section']}  ·  "
                 f"{L['graders']}: {', '.join(e['graders']) or '-'}", ""]
         if e["evidence"]:
-            out += [f"**{L['covered']}**", ""] + [f"- {x['key_point']} — “{x['quote']}”" for x in e["evidence"]] + [""]
+            out += [f"**{L['covered']}**", ""] + [f"- {x['key_point']} — “{as_text(x['quote'])}”" for x in e["evidence"]] + [""]
         if e["missed"]:
             out += [f"**{L['missed']}**", ""] + [f"- [{m['weight']}] {m['text']}" for m in e["missed"]] + [""]
         if e["misconceptions"]:
