@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
+import threading
+import time
 from pathlib import Path
 
 from interviewer.errors import AnswerRejected, EndpointError, InterviewerError, ModelOutputError
@@ -39,13 +42,38 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return p.parse_args(argv)
 
 
+TTY_LINE_LIMIT = 4095  # a terminal in canonical mode cuts a line here; readline reads past it
+
+
+def _line_editing() -> bool:
+    """Use readline for a terminal: it reads raw keys, so a pasted line is not cut at 4095 bytes."""
+    if not sys.stdin.isatty():
+        return True
+    try:
+        import readline  # noqa: F401  (importing it switches input() to readline)
+    except ImportError:
+        return False
+    return True
+
+
+def _input(prompt: str) -> str:
+    line = input(prompt)
+    if len(line.encode("utf-8", "surrogateescape")) >= TTY_LINE_LIMIT and sys.stdin.isatty() and not _LINE_EDITING:
+        print(f"! This line reached the terminal's limit of {TTY_LINE_LIMIT} bytes and may be cut: send long "
+              'answers as several lines between """ and a line with a single ".".', file=sys.stderr)
+    return line
+
+
+_LINE_EDITING = True
+
+
 def _read_answer(prompt: str) -> str:
-    first = input(prompt)
+    first = _input(prompt)
     if first.strip() != '"""' and not first.endswith("\\"):
         return first
     lines = [first.rstrip("\\")] if first.strip() != '"""' else []
     while True:
-        line = input("... ")
+        line = _input("... ")
         if line.strip() in (".", '"""'):
             return "\n".join(lines)
         lines.append(line)
@@ -72,6 +100,40 @@ def _show_grade(session: Session, settings, out) -> None:
         print("  " + grade["feedback"].replace("\n", "\n  "), file=out)
 
 
+@contextlib.contextmanager
+def _waiting(out, every: float = 10.0):
+    """A progress line while a step waits for the model, so a slow or hanging endpoint is never silent."""
+    done = threading.Event()
+    started = time.monotonic()
+
+    def tick():
+        while not done.wait(every):
+            print(f"  … waiting for the model ({time.monotonic() - started:.0f} s; Ctrl-C cancels, "
+                  "your answer is saved)", file=out, flush=True)
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+
+
+def _step(session: Session, cmd: str, text: str, out) -> list[dict]:
+    """One command. After a failed step the saved answer is graded again; typed text is never dropped unsaid."""
+    if session.stalled:  # the answer was saved before the failure: retry the step, not the answer
+        saved = session.last_answer()
+        events = session.recover()
+        if text.strip() and not text.startswith("/") and text.strip() != saved.strip():
+            print("! Your saved answer has now been graded; the text you just typed was not sent. Here it is, "
+                  f"to send as your next answer if you want:\n{text}", file=out)
+        return events
+    events = {"/skip": session.skip, "/end": session.end}.get(cmd, lambda: session.answer(text))()
+    if session.notice:
+        print(f"! {session.notice}", file=out)
+    return events
+
+
 def run(session: Session, settings, out=sys.stdout, read=_read_answer) -> int:
     lang = session.state["config"].get("lang", "zh")
     print(HELP[lang], file=out)
@@ -91,15 +153,17 @@ def run(session: Session, settings, out=sys.stdout, read=_read_answer) -> int:
             print(HELP[lang], file=out)
             continue
         try:
-            if session.stalled:  # the answer was saved before the failure: retry the step, not the answer
-                events = session.recover()
-            else:
-                events = {"/skip": session.skip, "/end": session.end}.get(cmd, lambda: session.answer(text))()
+            with _waiting(out):
+                events = _step(session, cmd, text, out)
         except AnswerRejected as exc:
             print(f"! {exc}", file=out)
             continue
         except (EndpointError, ModelOutputError) as exc:
             print(f"! {exc}\n  Your answer is saved. Press Enter to retry, or /quit and --resume later.", file=out)
+            continue
+        except KeyboardInterrupt:
+            print("\n! Cancelled. Your answer is saved: press Enter to grade it again, or /quit and --resume later.",
+                  file=out)
             continue
         if cmd not in ("/skip", "/end"):
             _show_grade(session, settings, out)
@@ -113,11 +177,15 @@ def run(session: Session, settings, out=sys.stdout, read=_read_answer) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global _LINE_EDITING
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    settings = settings_from_args(args)
+    if hasattr(sys.stdin, "reconfigure"):  # undecodable bytes reach the answer check, which repairs them and says so
+        sys.stdin.reconfigure(errors="surrogateescape")
+    _LINE_EDITING = _line_editing()
     backend = None
     try:
+        settings = settings_from_args(args)
         if args.list:
             app = Interviewer.open(settings)
             for s in app.list_sessions():
@@ -138,7 +206,7 @@ def main(argv: list[str] | None = None) -> int:
             session = app.new_session(resume=resume)
             print(f"Session {session.id}", flush=True)
         return run(session, settings)
-    except (InterviewerError, BankError) as exc:
+    except (InterviewerError, BankError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

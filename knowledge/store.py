@@ -9,12 +9,15 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import sqlite3
+import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
 
-from knowledge.bank import Bank, default_bank
+from knowledge.bank import Bank, BankError, default_bank
 from knowledge.embed import EMBEDDER_VERSION, E5EmbeddingFunction, embed
 from knowledge.schema import Question
 from knowledge.text import split_sentences
@@ -22,6 +25,7 @@ from knowledge.text import split_sentences
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 import chromadb  # noqa: E402  (the telemetry switch must be set first)
 from chromadb.config import Settings  # noqa: E402
+from chromadb.errors import ChromaError  # noqa: E402
 
 log = logging.getLogger(__name__)
 COLLECTION = "bank"
@@ -41,8 +45,17 @@ def shipped_vectors(path: Path = SHIPPED_VECTORS) -> dict[str, np.ndarray]:
     Texts edited since they were exported are simply embedded anew."""
     if not path.exists():
         return {}
-    with np.load(path) as data:
-        return dict(zip(data["keys"].tolist(), data["vectors"]))
+    try:
+        with np.load(path) as data:
+            vectors = dict(zip(data["keys"].tolist(), data["vectors"]))
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        log.warning("the shipped embeddings %s are damaged (%s): every text is embedded anew (slower). "
+                    "Reinstall the package (pip install --force-reinstall .) to restore the file.", path, exc)
+        return {}
+    if any(np.asarray(v).shape != (384,) for v in list(vectors.values())[:10]):
+        log.warning("the shipped embeddings %s have an unexpected shape: ignored; reinstall the package", path)
+        return {}
+    return vectors
 
 
 def export_vectors(bank: Bank, path: Path = SHIPPED_VECTORS) -> int:
@@ -54,6 +67,10 @@ def export_vectors(bank: Bank, path: Path = SHIPPED_VECTORS) -> int:
 def default_store_path() -> Path:
     home = os.environ.get("RLI_HOME") or Path.home() / ".local" / "share" / "rl-interviewer"
     return Path(home) / "chroma"
+
+
+class StoreError(BankError):
+    """The store cannot be opened or built (after one rebuild)."""
 
 
 @dataclass(frozen=True)
@@ -109,19 +126,50 @@ class Store:
     # -- building -------------------------------------------------------------------
     @classmethod
     def open(cls, path: Path | str | None = None, bank: Bank | None = None, rebuild: bool = False) -> "Store":
-        """Open the store at `path`, building or rebuilding it if the bank changed."""
+        """Open the store at `path`, building or rebuilding it if the bank changed. The store is rebuildable
+        data: a damaged one is moved aside (never deleted) and built anew."""
         bank = bank or default_bank()
         path = Path(path or default_store_path())
-        path.mkdir(parents=True, exist_ok=True)
+        try:
+            store = cls._open(path, bank, rebuild)
+            store.check()
+            return store
+        except (ChromaError, sqlite3.DatabaseError) as exc:
+            aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+            log.warning("the question store %s is damaged (%s): moved to %s, building it anew (you may delete "
+                        "that folder)", path, str(exc)[:160], aside)
+            chromadb.api.client.SharedSystemClient.clear_system_cache()  # forget the damaged one's handles
+            path.rename(aside)
+        try:
+            store = cls._open(path, bank, True)
+            store.check()
+            return store
+        except (ChromaError, sqlite3.DatabaseError) as exc:
+            raise StoreError(f"The question store {path} cannot be built ({str(exc)[:160]}). Check that the disk "
+                             "is writable and not full, or point --home elsewhere.") from None
+
+    def check(self) -> None:
+        """Read one entry and run one vector query: a damaged index shows now, not later while scoring."""
+        got = self._col.get(limit=1, include=["embeddings"])
+        self._col.query(query_embeddings=[got["embeddings"][0]], n_results=1)
+
+    @classmethod
+    def _open(cls, path: Path, bank: Bank, rebuild: bool) -> "Store":
+        try:
+            path.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise StoreError(f"The question store folder {path} cannot be created ({exc.strerror or exc}): point "
+                             "--home (or RLI_HOME) at a writable folder.") from None
         client = chromadb.PersistentClient(path=str(path), settings=Settings(anonymized_telemetry=False))
         wanted = {"fingerprint": bank.fingerprint, "embedder": EMBEDDER_VERSION, "layout": LAYOUT}
         existing = {c.name for c in client.list_collections()}
         if COLLECTION in existing and not rebuild:
             col = client.get_collection(COLLECTION, embedding_function=E5EmbeddingFunction())
             meta = col.metadata or {}
-            if all(meta.get(k) == v for k, v in wanted.items()):
+            complete = col.count() == sum(len(_entries(q)) for q in bank.questions.values())  # a build can be cut
+            if all(meta.get(k) == v for k, v in wanted.items()) and complete:
                 return cls(col, bank, path)
-            log.info("question bank changed (%s -> %s): rebuilding %s", meta.get("fingerprint"), bank.fingerprint, path)
+            log.info("question bank changed or store incomplete (%s -> %s): rebuilding %s", meta.get("fingerprint"), bank.fingerprint, path)
         shipped = shipped_vectors()
         known: dict[str, list[float]] = {}
         if COLLECTION in existing:  # keep the vectors of unchanged texts: a small edit re-embeds little
