@@ -122,6 +122,7 @@ class Store:
         self.bank = bank
         self.path = path
         self._reference_pool: tuple[np.ndarray, np.ndarray] | None = None
+        self._questions: dict[str, Question] = {}  # parsed once: every graph node reads the rubric from here
 
     # -- building -------------------------------------------------------------------
     @classmethod
@@ -211,11 +212,13 @@ class Store:
 
     # -- lookups --------------------------------------------------------------------
     def question(self, qid: str) -> Question:
-        """The question with its rubric, as stored in Chroma."""
-        got = self._col.get(ids=[f"{qid}/question/zh"], include=["metadatas"])
-        if not got["ids"]:
-            raise KeyError(f"question {qid!r} is not in the store")
-        return Question.model_validate_json(got["metadatas"][0]["json"])
+        """The question with its rubric, as stored in Chroma (a copy: callers may not change the cached one)."""
+        if qid not in self._questions:
+            got = self._col.get(ids=[f"{qid}/question/zh"], include=["metadatas"])
+            if not got["ids"]:
+                raise KeyError(f"question {qid!r} is not in the store")
+            self._questions[qid] = Question.model_validate_json(got["metadatas"][0]["json"])
+        return self._questions[qid].model_copy(deep=True)
 
     def rubric_vectors(self, qid: str) -> RubricVectors:
         got = self._col.get(
