@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 
+from faultcounts import COUNTS
 from interviewer.errors import EndpointError, InterviewerError
 from interviewer.llm import OpenAIChat
 from interviewer.local_model import free_port
@@ -157,6 +158,12 @@ def test_the_bad_input_corpus(tmp_path, store, endpoint, settings):
         assert (bad / "sessions.sqlite").read_bytes() == before  # never silently deleted
 
     # -- endpoints -------------------------------------------------------------------------------
+    from interviewer.session import Backend
+
+    Endpoint.mode = "ok"
+    with_creds = endpoint.replace("http://", f"http://user:{SECRET}@") + f"?api_key={SECRET}"
+    c.call("credentials in --base-url at start-up", lambda: Backend.open(settings.with_(base_url=with_creds)).description,
+           r"at http://\*\*\*@127\.0\.0\.1:\d+/v1\?api_key=\*\*\*", absent=(SECRET,))
     dead = f"http://user:{SECRET}@127.0.0.1:{free_port()}/v1?key={SECRET}"
     c.main("dead endpoint with credentials in the URL", cli_main, ["--base-url", dead, "--home", str(home)], 2,
            r"Cannot reach the model endpoint http://\*\*\*@127\.0\.0\.1", absent=(SECRET,))
@@ -236,6 +243,8 @@ def test_the_bad_input_corpus(tmp_path, store, endpoint, settings):
 
     tracebacks = sum(r.startswith("traceback") for _, r in c.results)
     wrong = [(n, r) for n, r in c.results if r != "ok"]
+    COUNTS.update({"bad inputs": len(c.results), "tracebacks among bad inputs": tracebacks,
+                   "bad inputs with a wrong message or exit code": len(wrong) - tracebacks})
     print(f"\nbad-input corpus: {len(c.results)} inputs, {tracebacks} tracebacks, {len(wrong) - tracebacks} wrong messages")
     assert not wrong, "\n".join(f"{n}: {r}" for n, r in wrong)
 

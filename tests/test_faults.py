@@ -18,12 +18,12 @@ from pathlib import Path
 import pytest
 
 from crashkit import ANSWER, AllCovered
+from faultcounts import COUNTS
 from interviewer.session import Interviewer
 from interviewer.settings import Settings
 
 ROOT = Path(__file__).resolve().parents[1]
 KIT = ROOT / "tests" / "crashkit.py"
-COUNTS: dict[str, int] = {}
 
 
 @pytest.fixture(scope="module")
@@ -82,7 +82,8 @@ def test_a_crash_at_every_checkpoint_write_keeps_the_session(base, store):
         lost += was_lost
         unresumable += stuck
         assert not (was_lost or stuck), f"crash after write {n}: lost={was_lost} unresumable={stuck}"
-    COUNTS.update(crash_points=tried, answers_lost=lost, unresumable=unresumable)
+    COUNTS.update({"crash points tried": tried, "answers lost at a crash point": lost,
+                   "sessions unresumable after a crash point": unresumable})
     print(f"\ncrash-at-every-write: {tried} crash points tried, {lost} answers lost, {unresumable} sessions unresumable")
     assert tried >= 6  # a turn and /end take several writes: the loop really crashed at each
 
@@ -109,4 +110,6 @@ def test_a_kill_at_small_delays_after_enter_keeps_the_session(base, store):
         unresumable += stuck
     print(f"\ntiming sweep: {len(delays)} kills at {delays} s after Enter, {lost} answers lost, "
           f"{unresumable} sessions unresumable; kills landed {phases}")
+    COUNTS.update({"timed kills": len(delays), "answers lost at a timed kill": lost,
+                   "sessions unresumable after a timed kill": unresumable})
     assert lost == 0 and unresumable == 0

@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from faultcounts import COUNTS
 from interviewer.local_model import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -99,6 +100,7 @@ def browser(url, **kw):
 def refused(ok: bool) -> None:
     PROBES["tried"] += 1
     PROBES["refused"] += ok
+    COUNTS["isolation probes refused"] = f"{PROBES['refused']} of {PROBES['tried']}"
     assert ok
 
 
@@ -168,6 +170,7 @@ def test_twenty_sessions_at_once_do_not_cross_talk(served):
     with ThreadPoolExecutor(20) as pool:
         results = list(pool.map(interview, range(20)))
     failures = results.count(False)
+    COUNTS.update({"concurrent web sessions": len(results), "concurrent sessions failed or crossed": failures})
     print(f"\nconcurrent web sessions: {len(results)} sessions, {failures} failures or cross-talk")
     assert failures == 0
 
@@ -200,3 +203,20 @@ def test_accounts_from_a_trusted_proxy_header_see_only_their_own(proxied):
 def test_print_isolation_counts():
     print(f"\nisolation probes: {PROBES['refused']} of {PROBES['tried']} refused")
     assert PROBES["tried"] == 0 or PROBES["refused"] == PROBES["tried"]
+
+
+def test_accounts_from_flags_and_a_file(tmp_path):
+    import app
+    from interviewer.webguard import allowed_hosts, owner_of
+
+    (tmp_path / "users").write_text("# team\nalice:wonder\n\nbob:builder\n")
+    args = app.parse_args(["--auth", "carol:pw", "--auth-file", str(tmp_path / "users")])
+    assert app.accounts(args) == [("carol", "pw"), ("alice", "wonder"), ("bob", "builder")]
+    with pytest.raises(ValueError, match="expected USER:PASSWORD"):
+        app.accounts(app.parse_args(["--auth", "nopassword"]))
+    with pytest.raises(SystemExit):
+        app.parse_args(["--auth", "a:b", "--user-header", "X-User"])
+    assert owner_of("t" * 40, None) != owner_of("u" * 40, None) and "t" * 40 not in owner_of("t" * 40, None)
+    assert owner_of("short", None) is None and owner_of("t" * 40, "alice") == "user:alice"
+    assert allowed_hosts("127.0.0.1") == {"127.0.0.1", "localhost", "::1"}
+    assert "evil.example" not in allowed_hosts("0.0.0.0") and "lan.example" in allowed_hosts("0.0.0.0", ["LAN.example"])
