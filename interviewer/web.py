@@ -10,6 +10,7 @@ from __future__ import annotations
 import logging
 import shutil
 import tempfile
+import threading
 from pathlib import Path
 
 import gradio as gr
@@ -101,6 +102,12 @@ class WebApp:
     def __init__(self, interviewer: Interviewer):
         self.app = interviewer
         self.downloads = Path(tempfile.mkdtemp(prefix="rli-downloads-"))  # copies handed to Gradio, per session
+        self._busy: dict[str, threading.Lock] = {}  # one step at a time per session (double clicks, a stopped wait)
+        self._busy_guard = threading.Lock()
+
+    def _lock(self, sid: str) -> threading.Lock:
+        with self._busy_guard:
+            return self._busy.setdefault(sid, threading.Lock())
 
     def close(self) -> None:
         shutil.rmtree(self.downloads, ignore_errors=True)
@@ -151,6 +158,16 @@ class WebApp:
         session = self._session(owner, sid)
         if session is None:
             return self.view(None, answer, "⚠️ " + T["en"]["none"])
+        lock = self._lock(session.id)
+        if not lock.acquire(blocking=False):
+            return self.view(session, answer, "⏳ The previous step is still running (waiting for the model); "
+                                              "your text is kept here: send it again in a moment.")
+        try:
+            return self._act(session, action, answer)
+        finally:
+            lock.release()
+
+    def _act(self, session: Session, action: str, answer: str):
         lang = session.state["config"].get("lang", "zh")
         try:
             if session.stalled:  # the last answer is saved; only the step after it failed: retry that
@@ -252,6 +269,7 @@ def build_ui(interviewer: Interviewer, secret: str | None = None) -> gr.Blocks:
                     skip = gr.Button("Skip · 跳过", elem_id="skip")
                     hint = gr.Button("Hint · 提示", elem_id="hint", visible=interviewer.settings.coach)
                     end = gr.Button("End · 结束", variant="stop", elem_id="end")
+                    cancel = gr.Button("Stop waiting · 停止等待", elem_id="cancel", size="sm")
             with gr.Column(scale=2):
                 progress = gr.Markdown(elem_id="progress")
                 hint_box = gr.Markdown(elem_id="hint-box")
@@ -304,10 +322,13 @@ def build_ui(interviewer: Interviewer, secret: str | None = None) -> gr.Blocks:
         practise.click(practise_fn, [me, lang, coach], outputs, api_name="practise").then(remember, sid, saved).then(
             lambda: gr.Accordion(open=False), None, setup)
         coach.change(lambda c: gr.Button(visible=bool(c)), coach, hint)
-        send.click(send_answer, [me, sid, answer], outputs, api_name="answer")
-        answer.submit(send_answer, [me, sid, answer], outputs)
-        skip.click(skip_question, [me, sid], outputs, api_name="skip")
-        end.click(end_interview, [me, sid], outputs, api_name="end")
+        steps = [send.click(send_answer, [me, sid, answer], outputs, api_name="answer"),
+                 answer.submit(send_answer, [me, sid, answer], outputs),
+                 skip.click(skip_question, [me, sid], outputs, api_name="skip"),
+                 end.click(end_interview, [me, sid], outputs, api_name="end")]
+        # the page stops waiting; the step itself ends by the model timeout, and the answer stays saved
+        cancel.click(lambda: "ℹ️ Stopped waiting. Your answer is saved: press Send to grade it again.", None, status,
+                     cancels=steps)
         hint.click(hint_fn, [me, sid], hint_box, api_name="hint")
         refresh.click(history_fn, me, past, api_name="history").then(trend_fn, me, trend)
         demo.load(identify, me, me, api_name="identify").then(resume_fn, [me, saved], outputs, api_name="resume").then(

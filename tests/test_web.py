@@ -192,3 +192,28 @@ def test_candidate_html_is_shown_as_text(settings, store, scripted_grader):
         assert "<style" not in text and "<img" not in text and "<div" not in text and "![t]" not in text
     assert "&lt;style&gt;" in shown and "**bold**" in shown and "$a&lt;b$" in shown  # emphasis and LaTeX stay
     app.close()
+
+
+def test_a_second_send_while_a_step_runs_is_refused_and_keeps_its_text(settings, store, scripted_grader):
+    import threading
+
+    class Slow(FlakyModel):
+        def structured(self, messages, schema, **kw):
+            time.sleep(1.5)
+            return super().structured(messages, schema, **kw)
+
+    model = Slow()
+    model.up = True
+    app = Interviewer.open(settings, model=model, store=store, grader=scripted_grader)
+    web = WebApp(app)
+    me = WebApp.owner("a-browser-secret-" + "u" * 30, None)
+    sid = web.start(me, "en", "mixed", 2, "mid", False, None, "")[-1]
+    scripted_grader.enqueue("strong", "strong")
+    first = threading.Thread(target=web.act, args=(me, sid, "answer", "the first answer"))
+    first.start()
+    time.sleep(0.5)
+    out = web.act(me, sid, "answer", "a double click")
+    first.join()
+    answers = [e["text"] for e in app.session(sid).state["transcript"] if e["role"] == "candidate"]
+    assert answers == ["the first answer"] and out[6] == "a double click" and "still running" in out[7]
+    app.close()
