@@ -133,7 +133,14 @@ class Interviewer:
         return session
 
     def list_sessions(self, owner: str | None = None) -> list[dict]:
-        return self.registry.list(owner)
+        """Saved sessions, newest first. A row still "running" whose checkpoint is finished (the process died
+        before writing it) is brought up to date first, with its report."""
+        rows = self.registry.list(owner)
+        stale = [Session(self, r["id"]) for r in rows if r["status"] == "running"]
+        stale = [s for s in stale if s.finished]
+        for session in stale:
+            session._record(session.state)
+        return self.registry.list(owner) if stale else rows
 
     def practice_session(self, owner: str = "", **config) -> "Session":
         """A session on the questions whose missed key points are due again (spaced repetition)."""

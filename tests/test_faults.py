@@ -113,3 +113,23 @@ def test_a_kill_at_small_delays_after_enter_keeps_the_session(base, store):
     COUNTS.update({"timed kills": len(delays), "answers lost at a timed kill": lost,
                    "sessions unresumable after a timed kill": unresumable})
     assert lost == 0 and unresumable == 0
+
+
+def test_list_brings_a_finished_but_unrecorded_session_up_to_date(base, store):
+    """The process died after the last checkpoint of /end and before the row and the report were written."""
+    root, sid = base
+    home = _copy_home(root, "unrecorded")
+    settings = Settings(home=home, phrasing="verbatim", questions=2)
+    app = Interviewer.open(settings, store=store, grader=AllCovered())
+    session = app.session(sid)
+    session.answer(ANSWER)
+    app.registry.record = lambda *a, **kw: None  # as if killed right after the graph finished
+    session.end()
+    for path in session.report_paths():
+        path.unlink(missing_ok=True)
+    app.close()
+    again = Interviewer.open(settings, store=store, grader=AllCovered())
+    listed = {s["id"]: s for s in again.list_sessions()}
+    assert listed[sid]["status"] == "finished" and listed[sid]["overall"] is not None
+    assert all(p.exists() for p in again.session(sid, recover=False).report_paths())
+    again.close()
