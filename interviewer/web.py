@@ -29,13 +29,14 @@ T = {
     "zh": {"skipped": "（跳过）", "ended": "（结束面试）", "progress": "第 {i} / {n} 题 · {section} · {tags}",
            "done": "面试结束，报告见右侧。", "retry": "模型暂时不可用：{e} 你的回答已保存，稍后点“发送”重试评分。",
            "edited": "上一次的回答已保存并完成评分；输入框里改过的文字没有发送，仍保留在框里：可作为下一题的回答发送。",
-           "none": "没有进行中的面试：请点“开始”。"},
+           "none": "没有进行中的面试：请点“开始”。", "stalled": "上一步没有完成（回答已保存）：点“发送”继续。"},
     "en": {"skipped": "(skipped)", "ended": "(ended the interview)", "progress": "Question {i} of {n} · {section} · {tags}",
            "done": "The interview is over; the report is on the right.",
            "retry": "The model is unavailable: {e} Your answer is saved; press Send to retry grading it.",
            "edited": "Your saved answer has now been graded. The edited text in the box was not sent; it is still "
                      "there: send it as your answer to the next question if you want.",
-           "none": "No interview is running: press Start."},
+           "none": "No interview is running: press Start.",
+           "stalled": "The last step did not complete (your answer is saved): press Send to continue."},
 }
 
 
@@ -56,7 +57,7 @@ def progress_text(session: Session) -> str:
     lang = session.state["config"].get("lang", "zh")
     p = session.pending
     if p is None:
-        return T[lang]["done"]
+        return T[lang]["stalled"] if session.stalled else T[lang]["done"]
     return T[lang]["progress"].format(i=p["index"], n=p["total"], section=p["section"], tags=", ".join(p["tags"][:3]))
 
 
