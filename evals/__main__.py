@@ -16,7 +16,7 @@ from evals.report import to_markdown
 from evals.runner import ALL_GRADERS, MODEL_GRADERS, evaluate, followup_quality, run_grader
 from interviewer.errors import InterviewerError
 from interviewer.llm import Replicas
-from interviewer.settings import Settings, add_vllm_flags
+from interviewer.settings import Settings, add_vllm_flags, positive_int
 
 VLLM_FIELDS = ("engine", "vllm", "vllm_device", "max_model_len", "gpu_memory_utilization", "tensor_parallel_size",
                "vllm_start_timeout")
@@ -34,10 +34,10 @@ def parse_args(argv):
     p.add_argument("--local-model", default="auto", help="embedded model when no --base-url: auto, 0.5b, 1.5b")
     p.add_argument("--graders", default=",".join(ALL_GRADERS), help=f"comma-separated, from {','.join(ALL_GRADERS)}")
     p.add_argument("--no-model", action="store_true", help="only the graders that need no model")
-    p.add_argument("--concurrency", type=int, default=4, help="grader calls in flight (a vLLM server batches them)")
-    p.add_argument("--repeat", type=int, default=1, help="grade every answer K times to measure stability")
-    p.add_argument("--limit", type=int, help="only the first N cases (a smoke test)")
-    p.add_argument("--sample", type=int, help="N cases spread over all questions and tiers (for slow graders)")
+    p.add_argument("--concurrency", type=positive_int, default=4, help="grader calls in flight (a vLLM server batches them)")
+    p.add_argument("--repeat", type=positive_int, default=1, help="grade every answer K times to measure stability")
+    p.add_argument("--limit", type=positive_int, help="only the first N cases (a smoke test)")
+    p.add_argument("--sample", type=positive_int, help="N cases spread over all questions and tiers (for slow graders)")
     p.add_argument("--out", type=Path, default=Path("evals/results"), help="where the dated results folder goes")
     p.add_argument("--home", type=Path, help="where the Chroma store lives (env RLI_HOME)")
     p.add_argument("--chroma-url", help="the store on a Chroma server: http://host:8000 (env RLI_CHROMA_URL)")
@@ -84,10 +84,19 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         print(f"error: unknown graders {sorted(unknown)}; choose from {', '.join(ALL_GRADERS)}", file=sys.stderr)
         return 2
+    if not graders:
+        print(f"error: --graders is empty; choose from {', '.join(ALL_GRADERS)}", file=sys.stderr)
+        return 2
     if args.no_model:
-        graders = [g for g in graders if g not in MODEL_GRADERS]
+        kept = [g for g in graders if g not in MODEL_GRADERS]
+        if not kept:
+            print(f"error: --no-model leaves no grader ({', '.join(graders)} need a model); drop --no-model, or add "
+                  "embedding or length to --graders", file=sys.stderr)
+            return 2
+        graders = kept
     backends: list = []
     try:
+        _check_writable(args.out)  # before the grading, not after it
         settings = Settings.from_env(home=args.home) if args.home else Settings.from_env()
         store = Store.open(settings.store_path, url=args.chroma_url or settings.chroma_url)
         model = None
@@ -100,9 +109,14 @@ def main(argv: list[str] | None = None) -> int:
         sets, all_runs, notes, counts = {}, {}, [], {}
         for name, paths in case_sets(args).items():
             cases = load_cases(paths)[: args.limit]
+            if not cases:
+                raise CaseError(f"no case to grade in {name}: the case files hold no cases")
             if args.sample:
                 cases = spread(cases, args.sample)
             items, set_notes = resolve(cases, store)
+            if not items:
+                raise CaseError(f"no case to grade in {name}: the case files are empty, or every question_id is "
+                                "unknown" + (f" ({set_notes[0]})" if set_notes else ""))
             notes += [f"{name}: {n}" for n in set_notes]
             runs = [run_grader(g, items, store, model, args.concurrency, args.repeat) for g in graders]
             results = evaluate(runs)
@@ -138,6 +152,16 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         for b in backends:
             b.close()
+
+
+def _check_writable(out: Path) -> None:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        probe = out / f".write-test-{time.time_ns()}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise CaseError(f"--out {out} is not a writable folder ({exc.strerror or exc}); choose another") from None
 
 
 def spread(cases, n: int, seed: int = 0):

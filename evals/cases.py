@@ -7,12 +7,16 @@ the bank through the Chroma store (the match and its similarity are reported).
 from __future__ import annotations
 
 import json
+import logging
 from dataclasses import dataclass
 from pathlib import Path
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 
+from interviewer.inputs import repair
 from knowledge.store import Store
+
+log = logging.getLogger(__name__)
 
 CASES_DIR = Path(__file__).resolve().parent / "cases"
 BLIND_DIR = Path(__file__).resolve().parent / "blind"
@@ -54,18 +58,36 @@ class CaseError(ValueError):
     pass
 
 
+def _read(f: Path) -> str:
+    try:
+        return f.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise CaseError(f"{f}: no such file or folder (give --cases a .jsonl file or a folder of them)") from None
+    except UnicodeDecodeError as exc:
+        raise CaseError(f"{f}: not UTF-8 text (byte {exc.start}); save it as UTF-8") from None
+    except OSError as exc:
+        raise CaseError(f"{f}: cannot be read ({exc.strerror or exc})") from None
+
+
 def load_cases(paths: list[Path]) -> list[Case]:
     cases = []
     for path in paths:
         files = sorted(path.glob("*.jsonl")) if path.is_dir() else [path]
+        if path.is_dir() and not files:
+            raise CaseError(f"{path}: the folder has no .jsonl case files")
         for f in files:
-            for n, line in enumerate(f.read_text(encoding="utf-8").splitlines(), 1):
+            for n, line in enumerate(_read(f).splitlines(), 1):
                 if not line.strip():
                     continue
                 try:
-                    cases.append(Case.model_validate(json.loads(line)))
+                    case = Case.model_validate(json.loads(line))
                 except (json.JSONDecodeError, ValidationError) as exc:
                     raise CaseError(f"{f}:{n}: {str(exc).splitlines()[0]}") from None
+                text, bad = repair(case.answer)  # a lone surrogate escape (\\udc80) would crash the graders
+                if bad:
+                    log.warning("%s:%d: %d invalid character(s) in the answer replaced by U+FFFD", f, n, bad)
+                    case = case.model_copy(update={"answer": text})
+                cases.append(case)
     return cases
 
 

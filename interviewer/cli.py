@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import logging
 import sys
+import threading
+import time
 from pathlib import Path
 
 from interviewer.errors import AnswerRejected, EndpointError, InterviewerError, ModelOutputError
 from interviewer.resume import read_resume
 from interviewer.session import Backend, Interviewer, Session
-from interviewer.settings import add_model_flags, settings_from_args
+from interviewer.settings import add_model_flags, count, non_empty, positive_int, settings_from_args, share
 from knowledge.bank import BankError
 
 HELP = {
@@ -24,28 +27,53 @@ HELP = {
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p = argparse.ArgumentParser(prog="python -m interviewer", description="A mock interviewer for LLM RL jobs.")
     p.add_argument("--lang", choices=["zh", "en"], help="interview language (default zh)")
-    p.add_argument("-n", "--questions", type=int, help="number of seed questions (default 4)")
+    p.add_argument("-n", "--questions", type=positive_int, help="number of seed questions (default 4)")
     p.add_argument("--track", choices=["algorithm", "infra", "mixed"], help="your track; the other side is asked too")
-    p.add_argument("--infra-share", type=float, help="share of questions from the other side (default 0.35)")
-    p.add_argument("--followups", type=int, help="follow-up budget per question (default 3)")
+    p.add_argument("--infra-share", type=share, help="share of questions from the other side (default 0.35)")
+    p.add_argument("--followups", type=count, help="follow-up budget per question (default 3)")
     p.add_argument("--coach", action="store_true", default=None, help="show the rubric verdicts after every answer")
     p.add_argument("--show-scores", action="store_true", default=None, help="print each answer's score live")
     p.add_argument("--resume-file", type=Path, help="your resume (PDF, Markdown or text): questions follow it")
     p.add_argument("--seed", type=int, help="random seed for the question plan")
-    p.add_argument("--resume", metavar="SESSION_ID", help="continue a saved session")
+    p.add_argument("--resume", metavar="SESSION_ID", type=non_empty, help="continue a saved session")
     p.add_argument("--list", action="store_true", help="list saved sessions and the per-topic trend, then exit")
     p.add_argument("--practice", action="store_true", help="practise my weak points: missed key points that are due")
     add_model_flags(p)
     return p.parse_args(argv)
 
 
+TTY_LINE_LIMIT = 4095  # a terminal in canonical mode cuts a line here; readline reads past it
+
+
+def _line_editing() -> bool:
+    """Use readline for a terminal: it reads raw keys, so a pasted line is not cut at 4095 bytes."""
+    if not sys.stdin.isatty():
+        return True
+    try:
+        import readline  # noqa: F401  (importing it switches input() to readline)
+    except ImportError:
+        return False
+    return True
+
+
+def _input(prompt: str) -> str:
+    line = input(prompt)
+    if len(line.encode("utf-8", "surrogateescape")) >= TTY_LINE_LIMIT and sys.stdin.isatty() and not _LINE_EDITING:
+        print(f"! This line reached the terminal's limit of {TTY_LINE_LIMIT} bytes and may be cut: send long "
+              'answers as several lines between """ and a line with a single ".".', file=sys.stderr)
+    return line
+
+
+_LINE_EDITING = True
+
+
 def _read_answer(prompt: str) -> str:
-    first = input(prompt)
+    first = _input(prompt)
     if first.strip() != '"""' and not first.endswith("\\"):
         return first
     lines = [first.rstrip("\\")] if first.strip() != '"""' else []
     while True:
-        line = input("... ")
+        line = _input("... ")
         if line.strip() in (".", '"""'):
             return "\n".join(lines)
         lines.append(line)
@@ -72,6 +100,40 @@ def _show_grade(session: Session, settings, out) -> None:
         print("  " + grade["feedback"].replace("\n", "\n  "), file=out)
 
 
+@contextlib.contextmanager
+def _waiting(out, every: float = 10.0):
+    """A progress line while a step waits for the model, so a slow or hanging endpoint is never silent."""
+    done = threading.Event()
+    started = time.monotonic()
+
+    def tick():
+        while not done.wait(every):
+            print(f"  … waiting for the model ({time.monotonic() - started:.0f} s; Ctrl-C cancels, "
+                  "your answer is saved)", file=out, flush=True)
+
+    thread = threading.Thread(target=tick, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+
+
+def _step(session: Session, cmd: str, text: str, out) -> list[dict]:
+    """One command. After a failed step the saved answer is graded again; typed text is never dropped unsaid."""
+    if session.stalled:  # the answer was saved before the failure: retry the step, not the answer
+        saved = session.last_answer()
+        events = session.recover()
+        if text.strip() and not text.startswith("/") and text.strip() != saved.strip():
+            print("! Your saved answer has now been graded; the text you just typed was not sent. Here it is, "
+                  f"to send as your next answer if you want:\n{text}", file=out)
+        return events
+    events = {"/skip": session.skip, "/end": session.end}.get(cmd, lambda: session.answer(text))()
+    if session.notice:
+        print(f"! {session.notice}", file=out)
+    return events
+
+
 def run(session: Session, settings, out=sys.stdout, read=_read_answer) -> int:
     lang = session.state["config"].get("lang", "zh")
     print(HELP[lang], file=out)
@@ -91,15 +153,17 @@ def run(session: Session, settings, out=sys.stdout, read=_read_answer) -> int:
             print(HELP[lang], file=out)
             continue
         try:
-            if session.stalled:  # the answer was saved before the failure: retry the step, not the answer
-                events = session.recover()
-            else:
-                events = {"/skip": session.skip, "/end": session.end}.get(cmd, lambda: session.answer(text))()
+            with _waiting(out):
+                events = _step(session, cmd, text, out)
         except AnswerRejected as exc:
             print(f"! {exc}", file=out)
             continue
         except (EndpointError, ModelOutputError) as exc:
             print(f"! {exc}\n  Your answer is saved. Press Enter to retry, or /quit and --resume later.", file=out)
+            continue
+        except KeyboardInterrupt:
+            print("\n! Cancelled. Your answer is saved: press Enter to grade it again, or /quit and --resume later.",
+                  file=out)
             continue
         if cmd not in ("/skip", "/end"):
             _show_grade(session, settings, out)
@@ -113,6 +177,7 @@ def run(session: Session, settings, out=sys.stdout, read=_read_answer) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
+    global _LINE_EDITING
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["serve"]:
         from interviewer.serve import main as serve
@@ -120,9 +185,12 @@ def main(argv: list[str] | None = None) -> int:
         return serve(argv[1:])
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
-    settings = settings_from_args(args)
+    if hasattr(sys.stdin, "reconfigure"):  # undecodable bytes reach the answer check, which repairs them and says so
+        sys.stdin.reconfigure(errors="surrogateescape")
+    _LINE_EDITING = _line_editing()
     backend = None
     try:
+        settings = settings_from_args(args)
         if args.list:
             app = Interviewer.open(settings)
             for s in app.list_sessions():
@@ -143,7 +211,7 @@ def main(argv: list[str] | None = None) -> int:
             session = app.new_session(resume=resume)
             print(f"Session {session.id}", flush=True)
         return run(session, settings)
-    except (InterviewerError, BankError) as exc:
+    except (InterviewerError, BankError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:

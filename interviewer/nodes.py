@@ -24,6 +24,11 @@ def _lang(state: InterviewState) -> str:
     return state["config"].get("lang", "zh")
 
 
+def _question(state: InterviewState, runtime: Runtime[Deps]) -> Question:
+    """The current question with its rubric, read from the store: the checkpoint keeps only its id."""
+    return runtime.context.store.question(state["current"]["qid"])
+
+
 def _phrasing_model(runtime: Runtime[Deps]):
     """The model that may adapt the wording, or None to say the written text."""
     return runtime.context.model if runtime.context.settings.phrasing == "model" else None
@@ -45,15 +50,14 @@ def pick_question(state: InterviewState, runtime: Runtime[Deps]) -> dict:
     if i >= len(state["plan"]):
         return {"current": {}}
     qid = state["plan"][i]
-    question = runtime.context.store.question(qid)  # the rubric, retrieved from Chroma
+    runtime.context.store.question(qid)  # fail here, before asking, if the store lacks it
     return {
         "current": {"qid": qid, "progress": QuestionProgress().model_dump(), "answers": [], "decisions": [], "verdicts": []},
-        "question": question.model_dump(),
     }
 
 
 def ask(state: InterviewState, runtime: Runtime[Deps]) -> dict:
-    q = Question.model_validate(state["question"])
+    q = _question(state, runtime)
     lang = _lang(state)
     n, i = len(state["plan"]), state["q_index"]
     text, source = phrase(_phrasing_model(runtime), q.text(lang), lang)
@@ -70,12 +74,14 @@ def wait_answer(state: InterviewState) -> dict:
 
 
 def retrieve(state: InterviewState, runtime: Runtime[Deps]) -> dict:
-    """Fetch the current question's rubric from the Chroma store (it may have been rebuilt)."""
-    return {"question": runtime.context.store.question(state["current"]["qid"]).model_dump()}
+    """Check the current question's rubric is in the Chroma store (it may have been rebuilt); the nodes after
+    it read the rubric from the store, the state keeps only ids and verdicts."""
+    _question(state, runtime)
+    return {}
 
 
 def score(state: InterviewState, runtime: Runtime[Deps]) -> dict:
-    q = Question.model_validate(state["question"])
+    q = _question(state, runtime)
     answer = state["last_input"].get("text", "")
     asked = state["pending"]
     # targeted checking: an answer to a follow-up is read first against the point it asked about
@@ -90,7 +96,7 @@ def score(state: InterviewState, runtime: Runtime[Deps]) -> dict:
 
 
 def choose_followup(state: InterviewState, runtime: Runtime[Deps]) -> dict:
-    q = Question.model_validate(state["question"])
+    q = _question(state, runtime)
     cur = dict(state["current"])
     last = Grade.model_validate(cur["answers"][-1]["grade"])
     progress = QuestionProgress.model_validate(cur["progress"])
@@ -110,7 +116,7 @@ def _followup_line(q: Question, decision: Decision, lang: str) -> str:
 
 
 def follow_up(state: InterviewState, runtime: Runtime[Deps]) -> dict:
-    q = Question.model_validate(state["question"])
+    q = _question(state, runtime)
     lang = _lang(state)
     cur = dict(state["current"])
     decision = Decision.model_validate(cur["decisions"][-1])
@@ -136,12 +142,12 @@ def follow_up(state: InterviewState, runtime: Runtime[Deps]) -> dict:
 
 def close_question(state: InterviewState, runtime: Runtime[Deps]) -> dict:
     cur = dict(state["current"])
+    q = _question(state, runtime)
     verdicts = [Verdict.model_validate(v) for v in cur["verdicts"]]
     skipped = not cur["answers"]
     misconceptions = {m["pitfall"] for a in cur["answers"] for m in a["grade"]["misconceptions"] if m.get("confirmed", True)}
     final = 0.0 if skipped else compute_score(verdicts, len(misconceptions))
-    record = {**cur, "skipped": skipped, "score": final, "section": state["question"]["section"],
-              "tags": state["question"]["tags"], "difficulty": state["question"]["difficulty"]}
+    record = {**cur, "skipped": skipped, "score": final, "section": q.section, "tags": q.tags, "difficulty": q.difficulty}
     plan = list(state["plan"])
     i = state["q_index"]
     # a good answer leads to the next link of the documents' chain, if it keeps the ramp
@@ -149,7 +155,7 @@ def close_question(state: InterviewState, runtime: Runtime[Deps]) -> dict:
         asked = set(plan[: i + 1])
         nxt = chain_successor(runtime.context.bank, cur["qid"], asked | set(plan))
         core_end = len([p for p in plan if runtime.context.bank.questions[p].section in ("algorithm", "infra")])
-        if nxt and i + 1 < core_end and runtime.context.bank.questions[nxt].difficulty >= state["question"]["difficulty"]:
+        if nxt and i + 1 < core_end and runtime.context.bank.questions[nxt].difficulty >= q.difficulty:
             plan[i + 1] = nxt
     if state["last_input"].get("action") == "end":  # the candidate ended the interview: report what there is
         return {"results": [record], "q_index": len(plan), "plan": plan[: i + 1]}

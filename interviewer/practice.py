@@ -16,34 +16,44 @@ DAY = 86400.0
 
 
 def init(conn: sqlite3.Connection) -> None:
-    conn.execute("CREATE TABLE IF NOT EXISTS practice (qid TEXT, kp TEXT, box INTEGER, due REAL, last REAL, "
-                 "PRIMARY KEY (qid, kp))")
-    conn.commit()
+    """The boxes, one set per owner (a browser or an account; '' is the terminal). Does not commit."""
+    cols = {r[1] for r in conn.execute("PRAGMA table_info(practice)")}
+    if cols and "owner" not in cols:  # from before accounts: the boxes belong to the terminal
+        conn.execute("ALTER TABLE practice RENAME TO practice_old")
+    conn.execute("CREATE TABLE IF NOT EXISTS practice (owner TEXT NOT NULL DEFAULT '', qid TEXT, kp TEXT, "
+                 "box INTEGER, due REAL, last REAL, PRIMARY KEY (owner, qid, kp))")
+    if cols and "owner" not in cols:
+        conn.execute("INSERT INTO practice SELECT '', qid, kp, box, due, last FROM practice_old")
+        conn.execute("DROP TABLE practice_old")
 
 
-def record(conn: sqlite3.Connection, report: dict, now: float | None = None) -> None:
+def record(conn: sqlite3.Connection, report: dict, now: float | None = None, owner: str = "",
+           commit: bool = True) -> None:
     """Update the boxes from a finished session's report (skipped questions count as missed)."""
     now = now or time.time()
     for q in report["questions"]:
         missed = {m["key"] for m in q["missed"]}
         seen = missed | set(q.get("covered", []))
         for kp in missed:
-            conn.execute("INSERT INTO practice VALUES (?,?,0,?,?) ON CONFLICT(qid, kp) DO UPDATE SET box=0, due=?, last=?",
-                         (q["qid"], kp, now, now, now, now))
+            conn.execute("INSERT INTO practice VALUES (?,?,?,0,?,?) ON CONFLICT(owner, qid, kp) "
+                         "DO UPDATE SET box=0, due=?, last=?", (owner, q["qid"], kp, now, now, now, now))
         for kp in seen - missed:
-            row = conn.execute("SELECT box FROM practice WHERE qid=? AND kp=?", (q["qid"], kp)).fetchone()
+            row = conn.execute("SELECT box FROM practice WHERE owner=? AND qid=? AND kp=?",
+                               (owner, q["qid"], kp)).fetchone()
             if row is None:
                 continue  # only points once missed are tracked
             box = min(row[0] + 1, len(INTERVALS_DAYS) - 1)
-            conn.execute("UPDATE practice SET box=?, due=?, last=? WHERE qid=? AND kp=?",
-                         (box, now + INTERVALS_DAYS[box] * DAY, now, q["qid"], kp))
-    conn.commit()
+            conn.execute("UPDATE practice SET box=?, due=?, last=? WHERE owner=? AND qid=? AND kp=?",
+                         (box, now + INTERVALS_DAYS[box] * DAY, now, owner, q["qid"], kp))
+    if commit:
+        conn.commit()
 
 
-def due(conn: sqlite3.Connection, now: float | None = None, limit: int = 6) -> dict[str, list[str]]:
+def due(conn: sqlite3.Connection, now: float | None = None, limit: int = 6, owner: str = "") -> dict[str, list[str]]:
     """Questions with due key points, most overdue first: {qid: [kp, ...]}."""
     now = now or time.time()
-    rows = conn.execute("SELECT qid, kp, due FROM practice WHERE due <= ? ORDER BY box, due", (now,)).fetchall()
+    rows = conn.execute("SELECT qid, kp, due FROM practice WHERE owner=? AND due <= ? ORDER BY box, due",
+                        (owner, now)).fetchall()
     out: dict[str, list[str]] = {}
     for qid, kp, _ in rows:
         if qid in out or len(out) < limit:
@@ -51,9 +61,11 @@ def due(conn: sqlite3.Connection, now: float | None = None, limit: int = 6) -> d
     return out
 
 
-def trend(conn: sqlite3.Connection) -> dict[str, list[tuple[str, float]]]:
-    """Per topic, (session id, score) in time order, over finished sessions."""
-    rows = conn.execute("SELECT id, topics FROM sessions WHERE status='finished' ORDER BY created").fetchall()
+def trend(conn: sqlite3.Connection, owner: str | None = None) -> dict[str, list[tuple[str, float]]]:
+    """Per topic, (session id, score) in time order, over finished sessions (only `owner`'s when given)."""
+    where = "status='finished'" + (" AND owner=?" if owner is not None else "")
+    rows = conn.execute(f"SELECT id, topics FROM sessions WHERE {where} ORDER BY created",
+                        (owner,) if owner is not None else ()).fetchall()
     out: dict[str, list[tuple[str, float]]] = {}
     for sid, topics in rows:
         for topic, score in json.loads(topics or "{}").items():

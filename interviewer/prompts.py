@@ -5,6 +5,7 @@ Candidate text (answers, resumes) is always wrapped as data, never instructions.
 
 from __future__ import annotations
 
+import re
 from string import Template
 
 DATA_RULE = (
@@ -13,9 +14,16 @@ DATA_RULE = (
 )
 
 
+_GAP = r"[\s\u200b-\u200f\u2060\ufeff]*"  # whitespace, newlines and invisible characters a tag may hide behind
+# any opening or closing candidate_data tag, in any case, with anything the model might still read as one
+_DATA_TAG = re.compile("<?" + _GAP + "/?" + _GAP + _GAP.join("candidate") + r"[_\s\-\u200b-\u200f\u2060\ufeff]*"
+                       + _GAP.join("data") + r"(?:[^<>]{0,30}>)?", re.IGNORECASE)
+
+
 def wrap_data(text: str) -> str:
-    # neutralise a closing tag inside the candidate's text so the data cannot break out
-    return "<candidate_data>\n" + text.replace("</candidate_data>", "</ candidate_data>") + "\n</candidate_data>"
+    """The candidate's text between data tags. Every look-alike of the tag inside it (`</CANDIDATE_DATA>`,
+    `</candidate_data >`, a tag split by a newline) is defused, so the data cannot close its own block."""
+    return "<candidate_data>\n" + _DATA_TAG.sub("[candidate-data-tag removed]", text) + "\n</candidate_data>"
 
 
 PHRASE_SYSTEM = Template(

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
+import threading
 from collections import defaultdict
 from pathlib import Path
 
+from interviewer.markup import as_text
 from knowledge.bank import Bank
 
 WEAK = 6.0
@@ -91,6 +94,7 @@ LABELS = {
 
 
 def to_markdown(report: dict) -> str:
+    """The report in Markdown; the candidate's own words are escaped (they show as text, never as HTML)."""
     L = LABELS[report["lang"]]
     out = [f"# {L['title']}", "", f"**{L['overall']}: {report['overall']}/10**  ·  session `{report['session_id']}`", ""]
     for i, e in enumerate(report["questions"], 1):
@@ -98,7 +102,7 @@ def to_markdown(report: dict) -> str:
                 f"{L['score']}: **{e['score']}/10**{L['skipped'] if e['skipped'] else ''}  ·  {e['section']}  ·  "
                 f"{L['graders']}: {', '.join(e['graders']) or '-'}", ""]
         if e["evidence"]:
-            out += [f"**{L['covered']}**", ""] + [f"- {x['key_point']} — “{x['quote']}”" for x in e["evidence"]] + [""]
+            out += [f"**{L['covered']}**", ""] + [f"- {x['key_point']} — “{as_text(x['quote'])}”" for x in e["evidence"]] + [""]
         if e["missed"]:
             out += [f"**{L['missed']}**", ""] + [f"- [{m['weight']}] {m['text']}" for m in e["missed"]] + [""]
         if e.get("unclear"):
@@ -128,9 +132,16 @@ def paths(directory: Path, session_id: str) -> tuple[Path, Path]:
     return directory / f"{session_id}.md", directory / f"{session_id}.json"
 
 
+def _write_atomic(path: Path, text: str) -> None:
+    """Whole or not at all: a crash never leaves half a report."""
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
 def save(report: dict, directory: Path) -> tuple[Path, Path]:
     directory.mkdir(parents=True, exist_ok=True)
     md, js = paths(directory, report["session_id"])
-    md.write_text(to_markdown(report), encoding="utf-8")
-    js.write_text(json.dumps(report, ensure_ascii=False, indent=2), encoding="utf-8")
+    _write_atomic(js, json.dumps(report, ensure_ascii=False, indent=2))
+    _write_atomic(md, to_markdown(report))
     return md, js

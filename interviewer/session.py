@@ -6,9 +6,7 @@ SQLite before the next one starts, so a crashed process resumes where it was.
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 import sqlite3
 import time
 import uuid
@@ -17,36 +15,36 @@ from pathlib import Path
 
 from langgraph.types import Command
 
-from interviewer import practice
 from interviewer.context import Deps
-from interviewer.errors import AnswerRejected, SessionError
+from interviewer.errors import SessionError
 from interviewer.grading import make_grader
 from interviewer.graph import build_graph
-from interviewer.llm import OpenAIChat
+from interviewer.inputs import clean_answer, clean_resume, repair, repaired_note
+from interviewer.llm import OpenAIChat, mask_url
 from interviewer.local_model import LocalServer, resolve_gguf
+from interviewer.registry import Registry, connect
 from interviewer.report import paths as report_paths
 from interviewer.report import save
 from interviewer.settings import Settings
-from interviewer.storage import open_sessions
+from interviewer.storage import is_postgres, open_sessions
 from interviewer.vllm_server import VLLMServer, start_vllm
 from knowledge.bank import default_bank
 from knowledge.store import Store
 
 log = logging.getLogger(__name__)
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f\u200b\u202e]")
+__all__ = ["Backend", "Interviewer", "Session", "clean_answer"]
 
 
-def clean_answer(text: str | None, max_chars: int) -> str:
-    """The answer as it will be graded, or AnswerRejected with a message saying what to do."""
-    text = _CONTROL.sub("", text or "").replace("\r\n", "\n").strip()
-    if not text:
-        raise AnswerRejected("The answer is empty. Type your answer, or /skip to skip the question, /quit to save and leave.")
-    if len(text) > max_chars:
-        raise AnswerRejected(
-            f"The answer is {len(text)} characters; the limit is {max_chars}. Shorten it to the key points "
-            "(an interviewer would stop you too) and send it again."
-        )
-    return text
+def open_home(home: Path) -> None:
+    """The data folder, created if needed; a clear message when it is a file or not writable."""
+    try:
+        home.mkdir(parents=True, exist_ok=True)
+        probe = home / f".write-test-{uuid.uuid4().hex[:6]}"
+        probe.write_text("")
+        probe.unlink()
+    except OSError as exc:
+        raise SessionError(f"The data folder {home} cannot be used ({exc.strerror or exc}): point --home "
+                           "(or RLI_HOME) at a writable folder.") from None
 
 
 @dataclass
@@ -63,7 +61,7 @@ class Backend:
             name = settings.model or "default"
             model = OpenAIChat(settings.base_url, name, settings.api_key, settings.timeout, settings.retries)
             model.ping()
-            return cls(model, None, f"model {name} at {settings.base_url} (OpenAI-compatible endpoint)")
+            return cls(model, None, f"model {name} at {mask_url(settings.base_url)} (OpenAI-compatible endpoint)")
         if settings.engine == "vllm":
             server = start_vllm(settings)
             model = OpenAIChat(server.base_url, server.name, None, settings.timeout, settings.retries)
@@ -85,76 +83,86 @@ class Interviewer:
     settings: Settings
     deps: Deps
     graph: object
-    conn: sqlite3.Connection
+    registry: Registry
+    saver_conn: sqlite3.Connection
     backend: Backend | None = None
 
     @classmethod
     def open(cls, settings: Settings, backend: Backend | None = None, model=None, store: Store | None = None,
              grader=None) -> "Interviewer":
         """`backend` (a real server) or `model` (any ChatModel, e.g. a scripted fake) or neither (verbatim)."""
-        settings.home.mkdir(parents=True, exist_ok=True)
+        open_home(settings.home)
+        if is_postgres(settings.db):  # several web workers share sessions
+            tables, checkpointer = open_sessions(settings)
+            registry, saver_conn = Registry(settings.db_path, conn=tables), tables
+        else:
+            if settings.db:
+                open_sessions(settings)  # says which URLs --db takes
+            registry = Registry(settings.db_path)  # checks the database file first
+            saver_conn = connect(settings.db_path)  # the checkpointer's own connection, serialized by its lock
+            checkpointer = SqliteSaver(saver_conn)
         store = store or Store.open(settings.store_path, default_bank(), url=settings.chroma_url)
-        bank = store.bank
         chat = backend.model if backend else model
         grader = grader or make_grader(settings.resolved_grader(), store, chat)
-        conn, checkpointer = open_sessions(settings)  # SQLite, or PostgreSQL for several workers
-        conn.execute(
-            "CREATE TABLE IF NOT EXISTS sessions (id TEXT PRIMARY KEY, created REAL, updated REAL, status TEXT, "
-            "lang TEXT, questions INTEGER, overall REAL, topics TEXT, config TEXT)"
-        )
-        conn.commit()
-        practice.init(conn)
         graph = build_graph(checkpointer)
-        return cls(settings, Deps(settings, bank, store, grader, chat), graph, conn, backend)
+        return cls(settings, Deps(settings, store.bank, store, grader, chat), graph, registry, saver_conn, backend)
+
+    @property
+    def conn(self) -> sqlite3.Connection:
+        return self.registry.conn
 
     def close(self) -> None:
-        self.conn.close()
+        self.registry.close()
+        self.saver_conn.close()
         if self.backend:
             self.backend.close()
 
-    def new_session(self, resume: str = "", **config) -> "Session":
+    def new_session(self, resume: str = "", owner: str = "", **config) -> "Session":
+        """Complete or absent: the row is written only after the first checkpoint (the first question)."""
         cfg = {
             "lang": self.settings.lang, "questions": self.settings.questions, "track": self.settings.track,
             "infra_share": self.settings.infra_share, "followups": self.settings.followups,
             "coach": self.settings.coach, "seed": self.settings.seed, **config,
         }
-        sid = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:6]
+        resume = clean_resume(resume)
+        sid = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:12]
         session = Session(self, sid)
-        self.conn.execute("INSERT INTO sessions VALUES (?,?,?,?,?,?,?,?,?)",
-                          (sid, time.time(), time.time(), "running", cfg["lang"], cfg["questions"], None, "{}", json.dumps(cfg)))
-        self.conn.commit()
-        session._run({"session_id": sid, "config": cfg, "resume": resume})
+        session._run({"session_id": sid, "config": cfg, "resume": resume}, record=False)
+        self.registry.create(sid, cfg, owner)
+        session._record(session.state)
         return session
 
-    def session(self, sid: str, recover: bool = True) -> "Session":
-        row = self.conn.execute("SELECT id FROM sessions WHERE id = ?", (sid,)).fetchone()
-        if row is None:
+    def session(self, sid: str, recover: bool = True, owner: str | None = None) -> "Session":
+        """An existing session; with `owner`, only if it belongs to that owner (else it is as if unknown)."""
+        row = self.registry.get(sid) if sid else None
+        if row is None or (owner is not None and row["owner"] != owner):
             raise SessionError(f"No session {sid!r} in {self.settings.db_path}. `python -m interviewer --list` shows them.")
         session = Session(self, sid)
+        if not session.state.get("config"):
+            raise SessionError(f"Session {sid!r} never finished starting (no saved question): start a new one.")
         if recover:
             session.recover()
         return session
 
-    def list_sessions(self) -> list[dict]:
-        return list_sessions(self.conn)
+    def list_sessions(self, owner: str | None = None) -> list[dict]:
+        """Saved sessions, newest first. A row still "running" whose checkpoint is finished (the process died
+        before writing it) is brought up to date first, with its report."""
+        rows = self.registry.list(owner)
+        stale = [Session(self, r["id"]) for r in rows if r["status"] == "running"]
+        stale = [s for s in stale if s.finished]
+        for session in stale:
+            session._record(session.state)
+        return self.registry.list(owner) if stale else rows
 
-    def practice_session(self, **config) -> "Session":
+    def practice_session(self, owner: str = "", **config) -> "Session":
         """A session on the questions whose missed key points are due again (spaced repetition)."""
-        focus = practice.due(self.conn, limit=config.pop("questions", None) or self.settings.questions)
+        focus = self.registry.due(owner, limit=config.pop("questions", None) or self.settings.questions)
         if not focus:
             raise SessionError("Nothing is due for practice yet: finish a session first, or come back later.")
-        return self.new_session(questions=len(focus), focus=list(focus), focus_points=focus, **config)
+        return self.new_session(questions=len(focus), focus=list(focus), focus_points=focus, owner=owner, **config)
 
-    def trend(self) -> dict[str, list[tuple[str, float]]]:
-        return practice.trend(self.conn)
-
-
-def list_sessions(conn: sqlite3.Connection) -> list[dict]:
-    """Saved sessions, newest first, with their overall score and per-topic scores."""
-    rows = conn.execute(
-        "SELECT id, created, status, lang, questions, overall, topics FROM sessions ORDER BY created DESC").fetchall()
-    return [{"id": r[0], "created": r[1], "status": r[2], "lang": r[3], "questions": r[4], "overall": r[5],
-             "topics": json.loads(r[6] or "{}")} for r in rows]
+    def trend(self, owner: str | None = None) -> dict[str, list[tuple[str, float]]]:
+        return self.registry.trend(owner)
 
 
 class Session:
@@ -163,6 +171,7 @@ class Session:
         self.id = sid
         self.config = {"configurable": {"thread_id": sid}}
         self._snap = None  # the checkpoint as last read; dropped whenever this object runs a step
+        self.notice = ""  # something the candidate should know about the last input (e.g. repaired text)
 
     # -- state ----------------------------------------------------------------------
     def _snapshot(self):
@@ -185,8 +194,10 @@ class Session:
 
     @property
     def stalled(self) -> bool:
-        """A step failed after the answer was saved (e.g. the endpoint went down): `recover()` retries it."""
-        return bool(self._snapshot().next) and self.pending is None
+        """The graph is neither waiting for the candidate nor finished: a step failed or the process died after
+        the answer was saved (LangGraph may have saved the step's writes and not the next checkpoint, so that
+        `next` is empty). `recover()` continues it."""
+        return self.pending is None and not self.finished and bool(self.state.get("config"))
 
     @property
     def finished(self) -> bool:
@@ -197,35 +208,53 @@ class Session:
         return self.state.get("report")
 
     # -- steps ----------------------------------------------------------------------
-    def _run(self, payload) -> list[dict]:
+    def _run(self, payload, record: bool = True) -> list[dict]:
         before = len(self.state.get("transcript", []))
         try:
             self.app.graph.invoke(payload, self.config, context=self.app.deps, durability="sync")
         finally:
             self._snap = None  # the checkpoint moved on (or a step failed part-way)
         state = self.state
-        self._record(state)
+        if record:
+            self._record(state)
         return state.get("transcript", [])[before:]
 
     def recover(self) -> list[dict]:
-        """After a crash: finish the step that was under way (the answer is already saved)."""
-        return self._run(None) if self.stalled else []
+        """After a crash: finish the step that was under way (the answer is already saved), and write the
+        report and the session row if the process died before it could."""
+        if self.stalled:
+            return self._run(None)
+        if self.finished and not self._recorded():
+            self._record(self.state)
+        return []
+
+    def _pending_or_raise(self) -> None:
+        if self.pending is None:
+            raise SessionError("This session has finished; start a new one." if self.finished else
+                               "The last step did not complete; it is retried by your next action.")
 
     def answer(self, text: str) -> list[dict]:
-        if self.pending is None:
-            raise SessionError("This session has finished; start a new one.")
+        """Grade an answer; `notice` then says if the text had to be repaired (invalid UTF-8)."""
+        self._pending_or_raise()
+        text, bad = repair(text or "")
+        self.notice = repaired_note(bad)
         return self._run(Command(resume={"action": "answer", "text": clean_answer(text, self.app.settings.max_answer_chars)}))
 
     def skip(self) -> list[dict]:
-        if self.pending is None:
-            raise SessionError("This session has finished; start a new one.")
+        self._pending_or_raise()
         return self._run(Command(resume={"action": "skip", "text": ""}))
 
     def end(self) -> list[dict]:
         """Finish now: the current question is closed with what was answered, then the report."""
-        if self.pending is None:
-            raise SessionError("This session has finished; start a new one.")
+        self._pending_or_raise()
         return self._run(Command(resume={"action": "end", "text": ""}))
+
+    def last_answer(self) -> str:
+        """The candidate's last saved answer (what a retried step grades)."""
+        for e in reversed(self.state.get("transcript", [])):
+            if e["role"] == "candidate":
+                return e["text"]
+        return ""
 
     def last_grade(self) -> dict | None:
         cur = self.state.get("current") or {}
@@ -237,18 +266,17 @@ class Session:
             return results[-1]["answers"][-1]["grade"]
         return None
 
+    def _recorded(self) -> bool:
+        row = self.app.registry.get(self.id)
+        return bool(row and row["status"] == "finished" and all(p.exists() for p in self.report_paths()))
+
     def _record(self, state: dict) -> None:
+        """Derive the report files and the session row from the checkpoint. Idempotent, so after a crash it is
+        simply done again: the files are replaced atomically, then the row (and, once, the practice boxes)."""
         report = state.get("report")
-        row = self.app.conn.execute("SELECT status FROM sessions WHERE id=?", (self.id,)).fetchone()
-        if report and row and row[0] != "finished":  # first time finished: update the spaced repetition
-            practice.record(self.app.conn, report)
-        overall = report["overall"] if report else None
-        topics = json.dumps(report["topics"] if report else {}, ensure_ascii=False)
-        self.app.conn.execute("UPDATE sessions SET updated=?, status=?, overall=?, topics=? WHERE id=?",
-                              (time.time(), state.get("status", "running"), overall, topics, self.id))
-        self.app.conn.commit()
         if report:
             save(report, self.app.settings.reports_dir)
+        self.app.registry.record(self.id, state.get("status", "running"), report)
 
     def report_paths(self) -> tuple[Path, Path]:
         return report_paths(self.app.settings.reports_dir, self.id)

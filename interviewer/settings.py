@@ -34,8 +34,8 @@ class Settings:
     api_key: str | None = None
     local_model: str = "auto"  # auto | 0.5b | 1.5b
     gguf: str | None = None  # a GGUF file of the user's own
-    timeout: float = 120.0
-    retries: int = 2  # extra attempts after an invalid JSON answer or a transient HTTP error
+    timeout: float = 60.0  # a hanging endpoint costs at most 2 x timeout per call
+    retries: int = 2  # extra attempts after an invalid JSON answer (and one after a transient HTTP error)
     phrasing: Literal["model", "verbatim"] = "model"
     grader: GraderName = "auto"
     engine: Literal["embedded", "vllm"] = "embedded"  # vllm: start `vllm serve --model` as a child process
@@ -98,12 +98,44 @@ class Settings:
             "home": data_home(),
         }
         if _env("RLI_TIMEOUT"):
-            env["timeout"] = float(_env("RLI_TIMEOUT"))
+            try:
+                env["timeout"] = seconds(_env("RLI_TIMEOUT"))
+            except argparse.ArgumentTypeError as exc:
+                raise ValueError(f"RLI_TIMEOUT: {exc}") from None
         merged = {**env, **{k: v for k, v in overrides.items() if v is not None}}
         return cls(**merged)
 
     def with_(self, **changes) -> "Settings":
         return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+def _number(kind, low: float, high: float | None = None, low_open: bool = False):
+    """An argparse type: a number in [low, high] (or (low, high]), with a message that says the range."""
+    span = f"{'>' if low_open else '>='} {low:g}" + (f" and <= {high:g}" if high is not None else "")
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not a number {span}") from None
+        if value != value or value < low or (low_open and value == low) or (high is not None and value > high):
+            raise argparse.ArgumentTypeError(f"{text} is out of range: it must be {span}")
+        return value
+
+    parse.__name__ = kind.__name__
+    return parse
+
+
+positive_int = _number(int, 1)
+count = _number(int, 0)
+share = _number(float, 0.0, 1.0)
+seconds = _number(float, 0.0, 3600.0, low_open=True)
+
+
+def non_empty(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("must not be empty")
+    return text.strip()
 
 
 def add_model_flags(parser: argparse.ArgumentParser) -> None:
@@ -113,7 +145,7 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--api-key", help="API key (env RLI_API_KEY / OPENAI_API_KEY)")
     g.add_argument("--local-model", choices=["auto", "0.5b", "1.5b"], help="which embedded model to serve")
     g.add_argument("--gguf", help="serve this GGUF file with the embedded server instead")
-    g.add_argument("--timeout", type=float, help="seconds per model call (default 120)")
+    g.add_argument("--timeout", type=seconds, help="seconds per model call (default 60; a call is tried twice at most)")
     g.add_argument("--grader", choices=["auto", "embedding", "llm", "llm-per-point", "hybrid"],
                    help="auto: key-point matching on the embedded model, the LLM judge on an endpoint")
     g.add_argument("--phrasing", choices=["model", "verbatim"], help="let the model adapt the wording of questions")

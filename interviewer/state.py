@@ -13,7 +13,7 @@ class InterviewState(TypedDict, total=False):
     plan: list[str]  # question ids, in order
     q_index: int  # index into plan of the current question
     current: dict[str, Any]  # the current question: qid, progress, answers, cumulative verdicts, decisions
-    question: dict[str, Any]  # the current question with its rubric, as retrieved from the store
+    question: dict[str, Any]  # unused: checkpoints written before the rubric was read from the store have it
     pending: dict[str, Any]  # what the interviewer is waiting for an answer to
     last_input: dict[str, Any]  # the candidate's last input: {"action": "answer"|"skip", "text": ...}
     transcript: Annotated[list[dict[str, Any]], operator.add]

@@ -70,6 +70,9 @@ class PostgresTables:
     def commit(self) -> None:
         pass  # every statement is committed on its own
 
+    def rollback(self) -> None:
+        pass  # likewise: nothing is pending
+
     def close(self) -> None:
         self.pool.close()
         if self.checkpoints is not None:

@@ -1,29 +1,42 @@
 """The Gradio interview session. Same graph, store and model settings as the terminal mode.
 
-Every handler takes the session id from per-browser state, so browser sessions never share
-an interview; the id is also kept in the browser's localStorage, so a reload resumes it.
+Every session belongs to an owner (an account, or a secret kept in this browser's local storage,
+see webguard.py): every handler checks it, so a session id alone opens nothing. The id is kept
+in local storage too, so a reload resumes the session. Candidate text is shown as text.
 """
 
 from __future__ import annotations
 
 import logging
+import shutil
+import tempfile
+import threading
+from pathlib import Path
 
 import gradio as gr
 
 from interviewer.errors import AnswerRejected, EndpointError, InterviewerError, ModelOutputError
+from interviewer.markup import as_text
 from interviewer.report import to_markdown
 from interviewer.resume import read_resume
 from interviewer.session import Interviewer, Session
+from interviewer.webguard import new_browser_token, owner_of
 
 log = logging.getLogger(__name__)
 LATEX = [{"left": "$$", "right": "$$", "display": True}, {"left": "$", "right": "$", "display": False},
          {"left": "\\(", "right": "\\)", "display": False}, {"left": "\\[", "right": "\\]", "display": True}]
 T = {
     "zh": {"skipped": "（跳过）", "ended": "（结束面试）", "progress": "第 {i} / {n} 题 · {section} · {tags}",
-           "done": "面试结束，报告见右侧。", "retry": "模型暂时不可用：{e} 你的回答还在输入框里，稍后点“发送”重试。"},
+           "done": "面试结束，报告见右侧。", "retry": "模型暂时不可用：{e} 你的回答已保存，稍后点“发送”重试评分。",
+           "edited": "上一次的回答已保存并完成评分；输入框里改过的文字没有发送，仍保留在框里：可作为下一题的回答发送。",
+           "none": "没有进行中的面试：请点“开始”。", "stalled": "上一步没有完成（回答已保存）：点“发送”继续。"},
     "en": {"skipped": "(skipped)", "ended": "(ended the interview)", "progress": "Question {i} of {n} · {section} · {tags}",
            "done": "The interview is over; the report is on the right.",
-           "retry": "The model is unavailable: {e} Your answer is still in the box; press Send to retry."},
+           "retry": "The model is unavailable: {e} Your answer is saved; press Send to retry grading it.",
+           "edited": "Your saved answer has now been graded. The edited text in the box was not sent; it is still "
+                     "there: send it as your answer to the next question if you want.",
+           "none": "No interview is running: press Start.",
+           "stalled": "The last step did not complete (your answer is saved): press Send to continue."},
 }
 
 
@@ -33,9 +46,9 @@ def chat_history(session: Session) -> list[dict]:
     out = []
     for e in session.state.get("transcript", []):
         if e["role"] == "interviewer":
-            out.append({"role": "assistant", "content": e["text"]})
+            out.append({"role": "assistant", "content": as_text(e["text"])})  # a challenge quotes the candidate
         else:
-            text = {"skip": T[lang]["skipped"], "end": T[lang]["ended"]}.get(e["kind"], e["text"])
+            text = {"skip": T[lang]["skipped"], "end": T[lang]["ended"]}.get(e["kind"]) or as_text(e["text"])
             out.append({"role": "user", "content": text})
     return out
 
@@ -44,7 +57,7 @@ def progress_text(session: Session) -> str:
     lang = session.state["config"].get("lang", "zh")
     p = session.pending
     if p is None:
-        return T[lang]["done"]
+        return T[lang]["stalled"] if session.stalled else T[lang]["done"]
     return T[lang]["progress"].format(i=p["index"], n=p["total"], section=p["section"], tags=", ".join(p["tags"][:3]))
 
 
@@ -60,7 +73,7 @@ def coach_text(session: Session) -> str:
     for v in grade["verdicts"]:
         mark = {"covered": "✅", "partial": "🟡", "unclear": "❔", "missed": "❌"}[v["status"]]
         kp = getattr(q.rubric.key_point(v["key"]), lang)
-        quote = f" — “{v['evidence']}”" if v["evidence"] else ""
+        quote = f" — “{as_text(v['evidence'])}”" if v["evidence"] else ""
         lines.append(f"- {mark} {kp}{quote}")
     for m in grade["misconceptions"]:
         if m.get("confirmed", True):
@@ -86,43 +99,85 @@ def topic_rows(report: dict | None):
 
 
 class WebApp:
+    """The handlers; each takes the owner first (see `owner`), and never shows another owner's session."""
+
     def __init__(self, interviewer: Interviewer):
         self.app = interviewer
+        self.downloads = Path(tempfile.mkdtemp(prefix="rli-downloads-"))  # copies handed to Gradio, per session
+        self._busy: dict[str, threading.Lock] = {}  # one step at a time per session (double clicks, a stopped wait)
+        self._busy_guard = threading.Lock()
 
-    def _session(self, sid: str | None) -> Session | None:
-        if not sid:
+    def _lock(self, sid: str) -> threading.Lock:
+        with self._busy_guard:
+            return self._busy.setdefault(sid, threading.Lock())
+
+    def close(self) -> None:
+        shutil.rmtree(self.downloads, ignore_errors=True)
+
+    @staticmethod
+    def owner(token: str | None, request: gr.Request | None) -> str | None:
+        return owner_of(token, getattr(request, "username", None))
+
+    def _session(self, owner: str | None, sid: str | None) -> Session | None:
+        if not sid or owner is None:
             return None
         try:
-            return self.app.session(sid, recover=False)  # a failed step is retried by the next action
+            return self.app.session(sid, recover=False, owner=owner)  # a failed step is retried by the next action
         except InterviewerError:
             return None
+
+    def _files(self, session: Session) -> list[str]:
+        """The reports, copied out for this session's download (no folder of reports is ever served)."""
+        out = []
+        for path in session.report_paths():
+            if path.exists():
+                copy = self.downloads / path.name
+                shutil.copyfile(path, copy)
+                out.append(str(copy))
+        return out
 
     def view(self, session: Session | None, answer_box: str = "", status: str = ""):
         """(chat, progress, coach, report markdown, topic table, files, answer box, status, sid)"""
         if session is None:
             return [], "", "", "", topic_rows(None), None, answer_box, status, ""
         report = session.report
-        files = [str(p) for p in session.report_paths()] if report else None
+        files = self._files(session) if report else None
         return (chat_history(session), progress_text(session), coach_text(session),
                 to_markdown(report) if report else "", topic_rows(report), files, answer_box, status, session.id)
 
-    def start(self, lang, track, n, level, coach, resume_file, resume_text):
+    def start(self, owner, lang, track, n, level, coach, resume_file, resume_text):
+        if owner is None:
+            return self.view(None, status="⚠️ This browser has no identity yet: reload the page.")
         try:
-            resume = read_resume(resume_file) if resume_file else (resume_text or "")
-            session = self.app.new_session(resume=resume, lang=lang, track=track, questions=int(n),
+            resume = read_resume(resume_file, shown=Path(resume_file).name) if resume_file else (resume_text or "")
+            session = self.app.new_session(resume=resume, owner=owner, lang=lang, track=track, questions=int(n),
                                            coach=bool(coach), level=level)
         except InterviewerError as exc:
             return self.view(None, status=f"⚠️ {exc}")
         return self.view(session)
 
-    def act(self, sid: str, action: str, answer: str = ""):
-        session = self._session(sid)
+    def act(self, owner, sid: str, action: str, answer: str = ""):
+        session = self._session(owner, sid)
         if session is None:
-            return self.view(None, answer, "⚠️ No interview is running: press Start.")
+            return self.view(None, answer, "⚠️ " + T["en"]["none"])
+        lock = self._lock(session.id)
+        if not lock.acquire(blocking=False):
+            return self.view(session, answer, "⏳ The previous step is still running (waiting for the model); "
+                                              "your text is kept here: send it again in a moment.")
+        try:
+            return self._act(session, action, answer)
+        finally:
+            lock.release()
+
+    def _act(self, session: Session, action: str, answer: str):
         lang = session.state["config"].get("lang", "zh")
         try:
             if session.stalled:  # the last answer is saved; only the step after it failed: retry that
+                saved = session.last_answer()
                 session.recover()
+                edited = action == "answer" and answer.strip() and answer.strip() != saved.strip()
+                if edited:  # never drop what the candidate typed since: keep it, and say so
+                    return self.view(session, answer, "ℹ️ " + T[lang]["edited"])
             else:
                 {"answer": lambda: session.answer(answer), "skip": session.skip, "end": session.end}[action]()
         except AnswerRejected as exc:
@@ -131,28 +186,31 @@ class WebApp:
             return self.view(session, answer, "⚠️ " + T[lang]["retry"].format(e=exc))
         except InterviewerError as exc:
             return self.view(session, answer, f"⚠️ {exc}")
-        return self.view(session)
+        return self.view(session, status=f"ℹ️ {session.notice}" if session.notice else "")
 
-    def practise(self, lang, coach):
+    def practise(self, owner, lang, coach):
+        if owner is None:
+            return self.view(None, status="⚠️ This browser has no identity yet: reload the page.")
         try:
-            session = self.app.practice_session(lang=lang, coach=bool(coach))
+            session = self.app.practice_session(owner=owner, lang=lang, coach=bool(coach))
         except InterviewerError as exc:
             return self.view(None, status=f"⚠️ {exc}")
         return self.view(session)
 
-    def trend_text(self) -> str:
-        lines = [f"- **{t}**: " + " → ".join(str(v) for _, v in pts) for t, pts in sorted(self.app.trend().items())]
+    def trend_text(self, owner) -> str:
+        trend = self.app.trend(owner) if owner is not None else {}
+        lines = [f"- **{t}**: " + " → ".join(str(v) for _, v in pts) for t, pts in sorted(trend.items())]
         return "\n".join(lines) or "No finished sessions yet."
 
-    def act_stream(self, sid: str, action: str, answer: str = ""):
+    def act_stream(self, owner, sid: str, action: str, answer: str = ""):
         """Like `act`, but the candidate's turn shows at once and the interviewer's reply streams in."""
-        session = self._session(sid)
+        session = self._session(owner, sid)
         if session is not None and session.pending is not None:
             lang = session.state["config"].get("lang", "zh")
-            mine = {"skip": T[lang]["skipped"], "end": T[lang]["ended"]}.get(action, answer)
+            mine = {"skip": T[lang]["skipped"], "end": T[lang]["ended"]}.get(action) or as_text(answer)
             first = self.view(session, "", "…")
             yield (first[0] + [{"role": "user", "content": mine}], *first[1:])
-        final = self.act(sid, action, answer)
+        final = self.act(owner, sid, action, answer)
         chat, rest = final[0], final[1:]
         if chat and chat[-1]["role"] == "assistant" and not final[7]:
             text = chat[-1]["content"]
@@ -160,8 +218,8 @@ class WebApp:
                 yield (chat[:-1] + [{"role": "assistant", "content": text[:cut]}], *rest)
         yield final
 
-    def resume(self, sid: str):
-        session = self._session(sid)
+    def resume(self, owner, sid: str):
+        session = self._session(owner, sid)
         if session is not None:
             try:
                 session.recover()
@@ -169,23 +227,25 @@ class WebApp:
                 return self.view(session, status=f"⚠️ {exc}")
         return self.view(session)
 
-    def hint(self, sid: str) -> str:
-        session = self._session(sid)
+    def hint(self, owner, sid: str) -> str:
+        session = self._session(owner, sid)
         return hint_text(session) if session else ""
 
-    def history(self):
+    def history(self, owner):
         rows = []
-        for s in self.app.list_sessions():
+        for s in self.app.list_sessions(owner) if owner is not None else []:
             top = ", ".join(f"{t} {v}" for t, v in list(s["topics"].items())[:4])
             rows.append([s["id"], s["status"], s["lang"], s["questions"], s["overall"], top])
         return rows
 
 
-def build_ui(interviewer: Interviewer) -> gr.Blocks:
+def build_ui(interviewer: Interviewer, secret: str | None = None) -> gr.Blocks:
+    """`secret` encrypts what is kept in the browser's local storage; keep it stable across restarts."""
     web = WebApp(interviewer)
     with gr.Blocks(title="RL interviewer") as demo:
         sid = gr.State("")
-        saved = gr.BrowserState("", storage_key="rl-interviewer-session")
+        saved = gr.BrowserState("", storage_key="rl-interviewer-session", secret=secret)
+        me = gr.BrowserState("", storage_key="rl-interviewer-owner", secret=secret)
         gr.Markdown("## LLM-RL mock interviewer · 大模型强化学习模拟面试")
         with gr.Row():
             with gr.Column(scale=3):
@@ -211,6 +271,7 @@ def build_ui(interviewer: Interviewer) -> gr.Blocks:
                     skip = gr.Button("Skip · 跳过", elem_id="skip")
                     hint = gr.Button("Hint · 提示", elem_id="hint", visible=interviewer.settings.coach)
                     end = gr.Button("End · 结束", variant="stop", elem_id="end")
+                    cancel = gr.Button("Stop waiting · 停止等待", elem_id="cancel", size="sm")
             with gr.Column(scale=2):
                 progress = gr.Markdown(elem_id="progress")
                 hint_box = gr.Markdown(elem_id="hint-box")
@@ -228,25 +289,51 @@ def build_ui(interviewer: Interviewer) -> gr.Blocks:
         def remember(s):
             return s
 
-        start.click(web.start, [lang, track, n, level, coach, resume_file, resume_text], outputs, api_name="start").then(
-            remember, sid, saved).then(lambda: gr.Accordion(open=False), None, setup)
-        practise.click(web.practise, [lang, coach], outputs, api_name="practise").then(remember, sid, saved).then(
+        def identify(token):  # this browser's secret: created once, kept in its local storage
+            return token if owner_of(token, None) else new_browser_token()
+
+        def start_fn(token, lang_, track_, n_, level_, coach_, file_, text_, request: gr.Request):
+            return web.start(web.owner(token, request), lang_, track_, n_, level_, coach_, file_, text_)
+
+        def practise_fn(token, lang_, coach_, request: gr.Request):
+            return web.practise(web.owner(token, request), lang_, coach_)
+
+        def send_answer(token, s, a, request: gr.Request):
+            yield from web.act_stream(web.owner(token, request), s, "answer", a)
+
+        def skip_question(token, s, request: gr.Request):
+            yield from web.act_stream(web.owner(token, request), s, "skip")
+
+        def end_interview(token, s, request: gr.Request):
+            yield from web.act_stream(web.owner(token, request), s, "end")
+
+        def hint_fn(token, s, request: gr.Request):
+            return web.hint(web.owner(token, request), s)
+
+        def history_fn(token, request: gr.Request):
+            return web.history(web.owner(token, request))
+
+        def trend_fn(token, request: gr.Request):
+            return web.trend_text(web.owner(token, request))
+
+        def resume_fn(token, s, request: gr.Request):
+            return web.resume(web.owner(token, request), s)
+
+        start.click(start_fn, [me, lang, track, n, level, coach, resume_file, resume_text], outputs,
+                    api_name="start").then(remember, sid, saved).then(lambda: gr.Accordion(open=False), None, setup)
+        practise.click(practise_fn, [me, lang, coach], outputs, api_name="practise").then(remember, sid, saved).then(
             lambda: gr.Accordion(open=False), None, setup)
         coach.change(lambda c: gr.Button(visible=bool(c)), coach, hint)
-        def send_answer(s, a):
-            yield from web.act_stream(s, "answer", a)
-
-        def skip_question(s):
-            yield from web.act_stream(s, "skip")
-
-        def end_interview(s):
-            yield from web.act_stream(s, "end")
-
-        send.click(send_answer, [sid, answer], outputs, api_name="answer")
-        answer.submit(send_answer, [sid, answer], outputs)
-        skip.click(skip_question, sid, outputs, api_name="skip")
-        end.click(end_interview, sid, outputs, api_name="end")
-        hint.click(web.hint, sid, hint_box, api_name="hint")
-        refresh.click(web.history, None, past, api_name="history").then(web.trend_text, None, trend)
-        demo.load(web.resume, saved, outputs).then(web.history, None, past).then(web.trend_text, None, trend)
+        steps = [send.click(send_answer, [me, sid, answer], outputs, api_name="answer"),
+                 answer.submit(send_answer, [me, sid, answer], outputs),
+                 skip.click(skip_question, [me, sid], outputs, api_name="skip"),
+                 end.click(end_interview, [me, sid], outputs, api_name="end")]
+        # the page stops waiting; the step itself ends by the model timeout, and the answer stays saved
+        cancel.click(lambda: "ℹ️ Stopped waiting. Your answer is saved: press Send to grade it again.", None, status,
+                     cancels=steps)
+        hint.click(hint_fn, [me, sid], hint_box, api_name="hint")
+        refresh.click(history_fn, me, past, api_name="history").then(trend_fn, me, trend)
+        demo.load(identify, me, me, api_name="identify").then(resume_fn, [me, saved], outputs, api_name="resume").then(
+            history_fn, me, past).then(trend_fn, me, trend)
+    demo.web = web  # the app closes it (its download copies) on exit
     return demo

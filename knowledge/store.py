@@ -9,6 +9,9 @@ from __future__ import annotations
 import hashlib
 import logging
 import os
+import sqlite3
+import time
+import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlparse
@@ -23,6 +26,7 @@ from knowledge.text import split_sentences
 os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
 import chromadb  # noqa: E402  (the telemetry switch must be set first)
 from chromadb.config import Settings  # noqa: E402
+from chromadb.errors import ChromaError  # noqa: E402
 
 log = logging.getLogger(__name__)
 COLLECTION = "bank"
@@ -42,8 +46,17 @@ def shipped_vectors(path: Path = SHIPPED_VECTORS) -> dict[str, np.ndarray]:
     Texts edited since they were exported are simply embedded anew."""
     if not path.exists():
         return {}
-    with np.load(path) as data:
-        return dict(zip(data["keys"].tolist(), data["vectors"]))
+    try:
+        with np.load(path) as data:
+            vectors = dict(zip(data["keys"].tolist(), data["vectors"]))
+    except (OSError, ValueError, KeyError, EOFError, zipfile.BadZipFile) as exc:
+        log.warning("the shipped embeddings %s are damaged (%s): every text is embedded anew (slower). "
+                    "Reinstall the package (pip install --force-reinstall .) to restore the file.", path, exc)
+        return {}
+    if any(np.asarray(v).shape != (384,) for v in list(vectors.values())[:10]):
+        log.warning("the shipped embeddings %s have an unexpected shape: ignored; reinstall the package", path)
+        return {}
+    return vectors
 
 
 def export_vectors(bank: Bank, path: Path = SHIPPED_VECTORS) -> int:
@@ -55,6 +68,10 @@ def export_vectors(bank: Bank, path: Path = SHIPPED_VECTORS) -> int:
 def default_store_path() -> Path:
     home = os.environ.get("RLI_HOME") or Path.home() / ".local" / "share" / "rl-interviewer"
     return Path(home) / "chroma"
+
+
+class StoreError(BankError):
+    """The store cannot be opened or built (after one rebuild)."""
 
 
 @dataclass(frozen=True)
@@ -129,23 +146,59 @@ class Store:
         self.bank = bank
         self.path = path
         self._reference_pool: tuple[np.ndarray, np.ndarray] | None = None
+        self._questions: dict[str, Question] = {}  # parsed once: every graph node reads the rubric from here
 
     # -- building -------------------------------------------------------------------
     @classmethod
     def open(cls, path: Path | str | None = None, bank: Bank | None = None, rebuild: bool = False,
              url: str | None = None) -> "Store":
-        """Open the store at `path` (or on the Chroma server at `url`), building or rebuilding it if the bank changed."""
+        """Open the store at `path` (or on the Chroma server at `url`), building or rebuilding it if the bank
+        changed. The store is rebuildable data: a damaged local one is moved aside (never deleted) and built anew."""
         bank = bank or default_bank()
         path = Path(path or default_store_path())
+        if url:
+            return cls._open(path, bank, rebuild, url)
+        try:
+            store = cls._open(path, bank, rebuild)
+            store.check()
+            return store
+        except (ChromaError, sqlite3.DatabaseError) as exc:
+            aside = path.with_name(f"{path.name}.damaged-{time.strftime('%Y%m%d-%H%M%S')}")
+            log.warning("the question store %s is damaged (%s): moved to %s, building it anew (you may delete "
+                        "that folder)", path, str(exc)[:160], aside)
+            chromadb.api.client.SharedSystemClient.clear_system_cache()  # forget the damaged one's handles
+            path.rename(aside)
+        try:
+            store = cls._open(path, bank, True)
+            store.check()
+            return store
+        except (ChromaError, sqlite3.DatabaseError) as exc:
+            raise StoreError(f"The question store {path} cannot be built ({str(exc)[:160]}). Check that the disk "
+                             "is writable and not full, or point --home elsewhere.") from None
+
+    def check(self) -> None:
+        """Read one entry and run one vector query: a damaged index shows now, not later while scoring."""
+        got = self._col.get(limit=1, include=["embeddings"])
+        self._col.query(query_embeddings=[got["embeddings"][0]], n_results=1)
+
+    @classmethod
+    def _open(cls, path: Path, bank: Bank, rebuild: bool, url: str | None = None) -> "Store":
+        if not url:
+            try:
+                path.mkdir(parents=True, exist_ok=True)
+            except OSError as exc:
+                raise StoreError(f"The question store folder {path} cannot be created ({exc.strerror or exc}): point "
+                                 "--home (or RLI_HOME) at a writable folder.") from None
         client = _client(path, url)
         wanted = {"fingerprint": bank.fingerprint, "embedder": EMBEDDER_VERSION, "layout": LAYOUT}
         existing = {c.name for c in client.list_collections()}
         if COLLECTION in existing and not rebuild:
             col = client.get_collection(COLLECTION, embedding_function=E5EmbeddingFunction())
             meta = col.metadata or {}
-            if all(meta.get(k) == v for k, v in wanted.items()):
+            complete = col.count() == sum(len(_entries(q)) for q in bank.questions.values())  # a build can be cut
+            if all(meta.get(k) == v for k, v in wanted.items()) and complete:
                 return cls(col, bank, path)
-            log.info("question bank changed (%s -> %s): rebuilding %s", meta.get("fingerprint"), bank.fingerprint, path)
+            log.info("question bank changed or store incomplete (%s -> %s): rebuilding %s", meta.get("fingerprint"), bank.fingerprint, path)
         shipped = shipped_vectors()
         known: dict[str, list[float]] = {}
         if COLLECTION in existing:  # keep the vectors of unchanged texts: a small edit re-embeds little
@@ -187,11 +240,13 @@ class Store:
 
     # -- lookups --------------------------------------------------------------------
     def question(self, qid: str) -> Question:
-        """The question with its rubric, as stored in Chroma."""
-        got = self._col.get(ids=[f"{qid}/question/zh"], include=["metadatas"])
-        if not got["ids"]:
-            raise KeyError(f"question {qid!r} is not in the store")
-        return Question.model_validate_json(got["metadatas"][0]["json"])
+        """The question with its rubric, as stored in Chroma (a copy: callers may not change the cached one)."""
+        if qid not in self._questions:
+            got = self._col.get(ids=[f"{qid}/question/zh"], include=["metadatas"])
+            if not got["ids"]:
+                raise KeyError(f"question {qid!r} is not in the store")
+            self._questions[qid] = Question.model_validate_json(got["metadatas"][0]["json"])
+        return self._questions[qid].model_copy(deep=True)
 
     def rubric_vectors(self, qid: str) -> RubricVectors:
         got = self._col.get(

@@ -118,3 +118,13 @@ def real_model(local_server):
     from interviewer.llm import OpenAIChat
 
     return OpenAIChat(local_server.base_url, local_server.alias, timeout=120, retries=2)
+
+
+def pytest_terminal_summary(terminalreporter):
+    """The fault suite's counts (crash points, lost answers, tracebacks, cross-talk, refused probes)."""
+    from faultcounts import COUNTS
+
+    if COUNTS:
+        terminalreporter.section("fault suite counts")
+        for name, value in COUNTS.items():
+            terminalreporter.write_line(f"{name}: {value}")

@@ -97,9 +97,10 @@ def test_several_sessions_at_once_do_not_cross_talk(served):
 
     def interview(tag):
         client = Client(url, verbose=False)  # one client = one browser session (gr.State is per session)
-        client.predict("zh", "mixed", 1, "mid", False, None, f"我的简历 {tag}", api_name="/start")
-        client.predict(f"回答来自 {tag}：PPO 的 clip 把比率限制在 1±ε。", api_name="/answer")
-        final = client.predict(f"回答来自 {tag} 第二次", api_name="/answer")
+        token = f"browser-secret-of-{tag}-" + "x" * 20  # what the browser keeps in its local storage
+        client.predict(token, "zh", "mixed", 1, "mid", False, None, f"我的简历 {tag}", api_name="/start")
+        client.predict(token, f"回答来自 {tag}：PPO 的 clip 把比率限制在 1±ε。", api_name="/answer")
+        final = client.predict(token, f"回答来自 {tag} 第二次", api_name="/answer")
         return str(final[0])
 
     with ThreadPoolExecutor(2) as pool:
@@ -114,9 +115,10 @@ def test_an_oversized_answer_is_refused_and_kept_in_the_box(served):
 
     url, _ = served
     client = Client(url, verbose=False)
-    client.predict("en", "infra", 1, "mid", False, None, "", api_name="/start")
+    token = "a-browser-secret-" + "y" * 30
+    client.predict(token, "en", "infra", 1, "mid", False, None, "", api_name="/start")
     huge = "x " * 9000
-    out = client.predict(huge, api_name="/answer")
+    out = client.predict(token, huge, api_name="/answer")
     assert out[6] == huge and "limit" in out[7]
 
 
@@ -142,13 +144,76 @@ def test_a_dead_endpoint_shows_a_retry_message_and_keeps_the_answer(settings, st
     model.up = True
     app = Interviewer.open(settings, model=model, store=store, grader=scripted_grader)
     web = WebApp(app)
-    sid = web.start("zh", "mixed", 1, "mid", False, None, "")[-1]
+    me = WebApp.owner("a-browser-secret-" + "z" * 30, None)
+    sid = web.start(me, "zh", "mixed", 1, "mid", False, None, "")[-1]
     model.up = False
-    scripted_grader.enqueue("strong", "strong")
-    out = web.act(sid, "answer", "我的回答")
+    scripted_grader.enqueue("strong", "strong", "strong")
+    out = web.act(me, sid, "answer", "我的回答")
     assert out[6] == "我的回答" and "http://127.0.0.1:9/v1" in out[7]
     model.up = True
-    out = web.act(sid, "answer", "我的回答")  # retry: the step that failed runs again, nothing lost
+    out = web.act(me, sid, "answer", "我的回答")  # retry: the step that failed runs again, nothing lost
     answers = [e["text"] for e in app.session(sid).state["transcript"] if e["role"] == "candidate"]
     assert answers == ["我的回答"] and out[7] == ""
+    app.close()
+
+
+def test_a_retry_keeps_the_text_edited_since_and_says_so(settings, store, scripted_grader):
+    model = FlakyModel()
+    model.up = True
+    app = Interviewer.open(settings, model=model, store=store, grader=scripted_grader)
+    web = WebApp(app)
+    me = WebApp.owner("a-browser-secret-" + "w" * 30, None)
+    sid = web.start(me, "en", "mixed", 2, "mid", False, None, "")[-1]
+    model.up = False
+    scripted_grader.enqueue("strong", "strong", "strong")
+    web.act(me, sid, "answer", "first version")
+    model.up = True
+    out = web.act(me, sid, "answer", "first version, edited after the error")
+    answers = [e["text"] for e in app.session(sid).state["transcript"] if e["role"] == "candidate"]
+    assert answers == ["first version"]  # the saved answer was graded ...
+    assert out[6] == "first version, edited after the error" and "not sent" in out[7]  # ... the edit is kept
+    app.close()
+
+
+def test_candidate_html_is_shown_as_text(settings, store, scripted_grader):
+    app = Interviewer.open(settings.with_(coach=True), store=store, grader=scripted_grader)
+    web = WebApp(app)
+    me = WebApp.owner("a-browser-secret-" + "v" * 30, None)
+    sid = web.start(me, "en", "mixed", 1, "mid", True, None, "")[-1]
+    attack = ('<style>body{display:none}</style><div style="position:fixed;inset:0">x</div>'
+              '<img src="http://evil.example/a.png"> ![t](http://evil.example/b.png) **bold** $a<b$')
+    scripted_grader.enqueue("strong")
+    web.act(me, sid, "answer", attack)
+    web.act(me, sid, "end")
+    out = web.resume(me, sid)
+    shown = [m["content"] for m in out[0] if m["role"] == "user"][0] + out[2] + out[3]
+    saved = app.session(sid).report_paths()[0].read_text(encoding="utf-8")
+    for text in (shown, saved):
+        assert "<style" not in text and "<img" not in text and "<div" not in text and "![t]" not in text
+    assert "&lt;style&gt;" in shown and "**bold**" in shown and "$a&lt;b$" in shown  # emphasis and LaTeX stay
+    app.close()
+
+
+def test_a_second_send_while_a_step_runs_is_refused_and_keeps_its_text(settings, store, scripted_grader):
+    import threading
+
+    class Slow(FlakyModel):
+        def structured(self, messages, schema, **kw):
+            time.sleep(1.5)
+            return super().structured(messages, schema, **kw)
+
+    model = Slow()
+    model.up = True
+    app = Interviewer.open(settings, model=model, store=store, grader=scripted_grader)
+    web = WebApp(app)
+    me = WebApp.owner("a-browser-secret-" + "u" * 30, None)
+    sid = web.start(me, "en", "mixed", 2, "mid", False, None, "")[-1]
+    scripted_grader.enqueue("strong", "strong")
+    first = threading.Thread(target=web.act, args=(me, sid, "answer", "the first answer"))
+    first.start()
+    time.sleep(0.5)
+    out = web.act(me, sid, "answer", "a double click")
+    first.join()
+    answers = [e["text"] for e in app.session(sid).state["transcript"] if e["role"] == "candidate"]
+    assert answers == ["the first answer"] and out[6] == "a double click" and "still running" in out[7]
     app.close()
