@@ -13,6 +13,7 @@ import uuid
 from dataclasses import dataclass
 from pathlib import Path
 
+from langgraph.checkpoint.sqlite import SqliteSaver
 from langgraph.types import Command
 
 from interviewer.context import Deps
