@@ -17,7 +17,8 @@ DAY = 86400.0
 
 def init(conn: sqlite3.Connection) -> None:
     """The boxes, one set per owner (a browser or an account; '' is the terminal). Does not commit."""
-    cols = {r[1] for r in conn.execute("PRAGMA table_info(practice)")}
+    # an old SQLite table may lack the owner column (PostgreSQL tables are always new: no PRAGMA there)
+    cols = {r[1] for r in conn.execute("PRAGMA table_info(practice)").fetchall()} if isinstance(conn, sqlite3.Connection) else set()
     if cols and "owner" not in cols:  # from before accounts: the boxes belong to the terminal
         conn.execute("ALTER TABLE practice RENAME TO practice_old")
     conn.execute("CREATE TABLE IF NOT EXISTS practice (owner TEXT NOT NULL DEFAULT '', qid TEXT, kp TEXT, "
