@@ -18,10 +18,12 @@ def test_rubric_round_trips_through_chroma(store, bank):
         assert store.question(qid) == bank.get(qid)
 
 
-def test_rubric_vectors_cover_every_key_point_in_both_languages(store, bank):
+def test_rubric_vectors_cover_every_key_point_in_both_languages_and_its_variants(store, bank):
     q = bank.with_rubric()[0]
     rv = store.rubric_vectors(q.id)
-    assert set(rv.key_points) == {(kp.id, lang) for kp in q.rubric.key_points for lang in ("zh", "en")}
+    assert set(rv.key_points) == {(kp.id, lang) for kp in q.rubric.key_points
+                                  for lang in ("zh", "en", *(f"v{j}" for j in range(len(kp.variants))))}
+    assert any(lang.startswith("v") for _, lang in rv.key_points)  # the bank ships variants
 
 
 @pytest.mark.parametrize("text,qid", [
