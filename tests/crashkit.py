@@ -26,7 +26,7 @@ class AllCovered:
 
     name = "all-covered"
 
-    def grade(self, question, answer, lang) -> Grade:
+    def grade(self, question, answer, lang, focus=None) -> Grade:
         verdicts = [Verdict(key=kp.id, weight=kp.weight, status="covered", evidence=answer[:40])
                     for kp in question.rubric.key_points]
         return Grade(grader=self.name, qid=question.id, score=compute_score(verdicts), verdicts=verdicts)

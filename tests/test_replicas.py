@@ -57,8 +57,11 @@ def two_replicas():
 
 def test_evals_spread_answers_over_every_base_url(two_replicas, home, store, tmp_path):
     a, b = two_replicas
+    from evals.cases import CASES_DIR
+
     code = evals_main(["--base-url", a + "/v1", "--base-url", b + "/v1", "--model", "m", "--graders", "no-rubric",
-                       "--limit", "12", "--concurrency", "4", "--home", str(home), "--out", str(tmp_path)])
+                       "--cases", str(CASES_DIR), "--limit", "12", "--concurrency", "4", "--home", str(home),
+                       "--out", str(tmp_path)])
     assert code == 0
     counts = [_get(u + "/stats")["chat"] for u in (a, b)]
     assert sum(counts) == 12 and min(counts) >= 4, counts  # both replicas graded a fair share
