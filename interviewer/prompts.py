@@ -65,3 +65,27 @@ CHALLENGE = {
     "zh": Template("你刚才说「$evidence」。你确定吗？请从原理上再推一下这一点。"),
     "en": Template('You said "$evidence". Are you sure? Walk me through the reasoning for that point again.'),
 }
+
+TRANSITION_SYSTEM = Template(
+    "You are a senior interviewer for LLM reinforcement-learning jobs, speaking $language, in a live interview. "
+    "Write ONE short sentence that picks up something specific the candidate just said, naming it in their "
+    "own terms (e.g. \"你提到了 routing replay。\" / \"You brought up the clipping range.\"). Do not judge "
+    "it, do not say whether it is right, do not add facts, explanations or hints, do not ask a question: "
+    "the next question follows your sentence. " + DATA_RULE
+)
+
+TRANSITION_USER = Template("The candidate's last answer:\n$answer\n\nReturn JSON with the field `transition`.")
+
+THREAD_SYSTEM = Template(
+    "You are a senior interviewer for LLM reinforcement-learning jobs, speaking $language. Real interviewers "
+    "follow a thread the candidate opened. Pick ONE specific claim from the candidate's answer (a method, a "
+    "number, a design choice they mention) that the listed points do not already cover, copy it exactly as "
+    "`claim`, and ask ONE short question about it as `question`, naming the claim (e.g. \"你说用了 routing "
+    "replay，R3 和 GSPO 的 routing replay 有什么不同？\"). Do not state facts, answers or hints; one question "
+    "only. " + DATA_RULE
+)
+
+THREAD_USER = Template(
+    "Interview question: $question\n\nPoints the interviewer already checks:\n$covered\n\n"
+    "Candidate answer:\n$answer\n\nReturn JSON with `claim` and `question`."
+)

@@ -40,6 +40,9 @@ def _question_entry(rec: dict, bank: Bank, lang: str) -> dict:
                            for i, quote in sorted(miscs.items())],
         "followups": [{"action": d["action"], "pattern": d.get("pattern"), "target": d.get("target")}
                       for d in rec.get("decisions", []) if d["action"] != "next"],
+        # thread follow-ups (the model's question on a claim the candidate made), with their source claim
+        "threads": [{"claim": d["evidence"], "question": d.get("question", "")}
+                    for d in rec.get("decisions", []) if d["action"] == "thread"],
         "model_answer": getattr(r.reference_answer, lang),
         "read": [{"title": ref.title, "year": ref.year, "venue": ref.venue, "url": ref.url, "verified": ref.verified}
                  for ref in r.references],
@@ -81,12 +84,14 @@ def build_report(state: dict, bank: Bank) -> dict:
 LABELS = {
     "zh": {"title": "模拟面试报告", "overall": "总分", "score": "得分", "skipped": "（跳过）", "covered": "答到的要点（原话）",
            "missed": "遗漏的要点", "unclear": "说法接近但不够明确的要点", "wrong": "错误的说法", "model": "参考答案", "read": "推荐阅读", "topics": "按主题",
-           "next": "下次练习", "unverified": "（未核实）", "graders": "评分器", "followups": "追问"},
+           "next": "下次练习", "unverified": "（未核实）", "graders": "评分器", "followups": "追问",
+           "threads": "顺着你的话追问（来源）"},
     "en": {"title": "Mock interview report", "overall": "Overall", "score": "Score", "skipped": " (skipped)",
            "covered": "Covered (your words)", "missed": "Missed key points",
            "unclear": "Close but not explicit (the grader could not tell)", "wrong": "Wrong claims",
            "model": "Model answer", "read": "What to read", "topics": "By topic", "next": "Practise next",
-           "unverified": " (unverified)", "graders": "Grader", "followups": "Follow-ups"},
+           "unverified": " (unverified)", "graders": "Grader", "followups": "Follow-ups",
+           "threads": "Follow-ups on your own claims (source)"},
 }
 
 
@@ -109,6 +114,8 @@ def to_markdown(report: dict) -> str:
         if e["followups"]:
             out += [f"{L['followups']}: " + ", ".join(f"{f['action']}" + (f" ({f['pattern']})" if f["pattern"] and f["pattern"] != f["action"] else "")
                                                for f in e["followups"]), ""]
+        if e.get("threads"):
+            out += [f"**{L['threads']}**", ""] + [f"- “{t['claim']}” → {t['question']}" for t in e["threads"]] + [""]
         out += [f"**{L['model']}**", "", e["model_answer"], ""]
         if e["read"]:
             out += [f"**{L['read']}**", ""]
