@@ -31,6 +31,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--coach", action="store_true", default=None, help="show the rubric verdicts after every answer")
     p.add_argument("--show-scores", action="store_true", default=None, help="print each answer's score live")
     p.add_argument("--resume-file", type=Path, help="your resume (PDF, Markdown or text): questions follow it")
+    p.add_argument("--no-opening", dest="opening", action="store_false", default=None,
+                   help="skip the opening (self-introduction and a drill into your resume's projects)")
     p.add_argument("--seed", type=int, help="random seed for the question plan")
     p.add_argument("--resume", metavar="SESSION_ID", help="continue a saved session")
     p.add_argument("--list", action="store_true", help="list saved sessions and the per-topic trend, then exit")
@@ -58,6 +60,8 @@ def _show(events: list[dict], session: Session, out) -> None:
             continue
         if e["kind"] == "question":
             print(f"\n[{e['index']}/{e['total']} · {e['section']}]", file=out)
+        elif e["kind"] == "opening" and e.get("step") in ("intro", "contribution"):
+            print(f"\n[{'开场' if cfg.get('lang') == 'zh' else 'opening'} · {e['tags'][0]}]", file=out)
         print(f"面试官> {e['text']}" if cfg.get("lang") == "zh" else f"Interviewer> {e['text']}", file=out)
 
 

@@ -7,7 +7,7 @@ import logging
 from langgraph.runtime import Runtime
 from langgraph.types import interrupt
 
-from interviewer import prompts
+from interviewer import opening, prompts
 from interviewer.context import Deps
 from interviewer.phrasing import phrase, transition
 from interviewer.planner import chain_successor, make_plan, off_resume
@@ -53,7 +53,43 @@ def plan_session(state: InterviewState, runtime: Runtime[Deps]) -> dict:
         runtime.context.bank, cfg.get("questions", 4), cfg.get("track", "mixed"), cfg.get("infra_share", 0.35),
         seed=cfg.get("seed"), resume=state.get("resume", ""), focus=cfg.get("focus"), level=cfg.get("level", "mid"),
     )
-    return {"plan": plan, "q_index": 0, "status": "running"}
+    n_projects = 1 if cfg.get("questions", 4) < 4 else opening.MAX_PROJECTS  # a short session drills one project
+    steps = opening.steps(state.get("resume", ""), cfg.get("lang", "zh"), n_projects) if cfg.get("opening", True) else []
+    return {"plan": plan, "q_index": 0, "status": "running", "opening": {"steps": steps, "i": 0, "answers": []}}
+
+
+def opening_ask(state: InterviewState, runtime: Runtime[Deps]) -> dict:
+    """The next question of the opening (self-introduction, project ladders), or done."""
+    op = dict(state.get("opening") or {"steps": [], "i": 0, "answers": []})
+    if op.get("done") or op["i"] >= len(op["steps"]):
+        return {"opening": {**op, "done": True}}
+    step = op["steps"][op["i"]]
+    text = step["text"]
+    bridge = ""
+    answer = (state.get("last_input") or {}).get("text", "")
+    if op["i"] > 0 and answer and runtime.context.settings.capable and _phrasing_model(runtime) is not None:
+        bridge = transition(runtime.context.model, answer, _lang(state))  # picks up the last answer (checked)
+        text = f"{bridge}{'' if _lang(state) == 'zh' else ' '}{text}" if bridge else text
+    pending = {"qid": "opening", "kind": "opening", "step": step["step"], "project": step["project"], "text": text,
+               "source": "written", "index": op["i"] + 1, "total": len(op["steps"]), "section": "opening",
+               "tags": [step.get("name") or ("自我介绍" if _lang(state) == "zh" else "introduction")],
+               "transition": bridge}
+    return {"pending": pending, "transcript": [{"role": "interviewer", **pending}]}
+
+
+def opening_record(state: InterviewState) -> dict:
+    """Keep the answer; a skip leaves the rest of that project's ladder, an end ends the interview."""
+    op = dict(state["opening"])
+    asked, given = state["pending"], state["last_input"]
+    action = given.get("action", "answer")
+    op["answers"] = op["answers"] + [{"step": asked["step"], "project": asked["project"], "action": action,
+                                      "question": asked["text"], "text": given.get("text", "")}]
+    i = op["i"] + 1
+    if action == "skip" and asked["project"] is not None:
+        while i < len(op["steps"]) and op["steps"][i]["project"] == asked["project"]:
+            i += 1
+    op["i"] = i
+    return {"opening": op}
 
 
 def pick_question(state: InterviewState, runtime: Runtime[Deps]) -> dict:

@@ -6,6 +6,7 @@ import json
 from collections import defaultdict
 from pathlib import Path
 
+from interviewer.opening import report_section
 from knowledge.bank import Bank
 
 WEAK = 6.0
@@ -78,6 +79,7 @@ def build_report(state: dict, bank: Bank) -> dict:
         "weak_topics": sorted({t for e in weak for t in [e["section"], *e["tags"]]}),
         "practice_next": practice[:6],
         "missed_key_points": [{"qid": e["qid"], **m} for e in entries for m in e["missed"]],
+        "opening": report_section(state["opening"], lang) if (state.get("opening") or {}).get("answers") else None,
     }
 
 
@@ -95,9 +97,32 @@ LABELS = {
 }
 
 
+CRITERIA = {
+    "zh": {"contribution": "具体的个人贡献", "numbers": "数字", "tradeoff": "取舍与理由", "validation": "如何验证",
+           "title": "开场：自我介绍与项目深挖", "structure": "结构分", "skipped": "（跳过）", "asked": "问到"},
+    "en": {"contribution": "a concrete contribution of your own", "numbers": "numbers", "tradeoff": "a trade-off and why",
+           "validation": "how it was validated", "title": "Opening: self-introduction and project deep-dive",
+           "structure": "Structure score", "skipped": " (skipped)", "asked": "asked"},
+}
+
+
+def _opening_markdown(opening: dict, lang: str) -> list[str]:
+    C = CRITERIA[lang]
+    out = [f"## {C['title']}", ""]
+    for p in opening["projects"]:
+        out += [f"### {p['project']}", "", f"{C['structure']}: **{p['score']}/10**{C['skipped'] if p['skipped'] else ''}"
+                f"  ·  {C['asked']}: {', '.join(p['asked']) or '-'}", ""]
+        for c in p["criteria"]:
+            out.append(f"- {'✅' if c['met'] else '❌'} {C[c['key']]}" + (f" — “{c['evidence']}”" if c["evidence"] else ""))
+        out.append("")
+    return out
+
+
 def to_markdown(report: dict) -> str:
     L = LABELS[report["lang"]]
     out = [f"# {L['title']}", "", f"**{L['overall']}: {report['overall']}/10**  ·  session `{report['session_id']}`", ""]
+    if report.get("opening"):
+        out += _opening_markdown(report["opening"], report["lang"])
     for i, e in enumerate(report["questions"], 1):
         out += [f"## {i}. {e['question']}", "",
                 f"{L['score']}: **{e['score']}/10**{L['skipped'] if e['skipped'] else ''}  ·  {e['section']}  ·  "
