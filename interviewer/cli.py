@@ -116,7 +116,44 @@ def run(session: Session, settings, out=sys.stdout, read=_read_answer) -> int:
     return 0
 
 
+def review_main(argv: list[str]) -> int:
+    """`python -m interviewer review FILE`: grade a real interview's answers against the bank."""
+    from interviewer.report import paths, to_markdown
+    from interviewer.review import review
+
+    p = argparse.ArgumentParser(prog="python -m interviewer review", description=review_main.__doc__)
+    p.add_argument("file", type=Path, help="the transcript: Markdown or text (Q:/A:, 问：/答：) or JSON pairs")
+    p.add_argument("--lang", choices=["zh", "en"], help="report language (default: the transcript's)")
+    add_model_flags(p)
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    settings = settings_from_args(args)
+    backend = None
+    try:
+        text = args.file.read_text(encoding="utf-8")
+        if settings.resolved_grader() != "embedding":  # an LLM judge needs the model
+            backend = Backend.open(settings)
+        app = Interviewer.open(settings, backend)
+        report = review(app, text, args.lang)
+        print(to_markdown(report))
+        md, js = paths(settings.reports_dir, report["session_id"])
+        print(f"Report saved: {md} and {js}; missed key points are due in `python -m interviewer --practice`.")
+        return 0
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"error: cannot read {args.file}: {exc}", file=sys.stderr)
+        return 2
+    except (InterviewerError, BankError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        if backend:
+            backend.close()
+
+
 def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["review"]:
+        return review_main(argv[1:])
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     settings = settings_from_args(args)

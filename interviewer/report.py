@@ -118,11 +118,26 @@ def _opening_markdown(opening: dict, lang: str) -> list[str]:
     return out
 
 
+def _review_markdown(matches: list[dict], lang: str) -> list[str]:
+    zh = lang == "zh"
+    out = ["## " + ("复盘：题目与题库的匹配" if zh else "Review: questions matched to the bank"), ""]
+    for m in matches:
+        sim = f"{m['similarity']:.2f}" if m["similarity"] is not None else "-"
+        if m["matched"]:
+            out.append(f"- {m['question']} → `{m['match']}` ({'相似度' if zh else 'similarity'} {sim})")
+        else:
+            out.append(f"- {m['question']} → {'未匹配（不评分）' if zh else 'unmatched (not graded)'}; "
+                       f"{'最接近' if zh else 'nearest'} `{m['match']}` ({sim})")
+    return out + [""]
+
+
 def to_markdown(report: dict) -> str:
     L = LABELS[report["lang"]]
     out = [f"# {L['title']}", "", f"**{L['overall']}: {report['overall']}/10**  ·  session `{report['session_id']}`", ""]
     if report.get("opening"):
         out += _opening_markdown(report["opening"], report["lang"])
+    if report.get("review"):
+        out += _review_markdown(report["review"], report["lang"])
     for i, e in enumerate(report["questions"], 1):
         out += [f"## {i}. {e['question']}", "",
                 f"{L['score']}: **{e['score']}/10**{L['skipped'] if e['skipped'] else ''}  ·  {e['section']}  ·  "
