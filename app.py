@@ -22,6 +22,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--lang", choices=["zh", "en"])
     p.add_argument("-n", "--questions", type=int)
     p.add_argument("--coach", action="store_true", default=None)
+    p.add_argument("--no-opening", dest="opening", action="store_false", default=None,
+                   help="no opening by default (self-introduction and a drill into the resume's projects)")
     add_model_flags(p)
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
@@ -35,11 +37,11 @@ def main(argv: list[str] | None = None) -> int:
     except (InterviewerError, BankError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    from interviewer.web import build_ui
+    from interviewer.web import CSS, ENTER_JS, build_ui
 
     try:
         build_ui(app).queue(default_concurrency_limit=4).launch(
-            server_name=args.host, server_port=args.port, allowed_paths=[str(settings.reports_dir)])
+            server_name=args.host, server_port=args.port, allowed_paths=[str(settings.reports_dir)], css=CSS, js=ENTER_JS)
     finally:
         app.close()
     return 0
