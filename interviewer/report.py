@@ -109,6 +109,8 @@ CRITERIA = {
 def _opening_markdown(opening: dict, lang: str) -> list[str]:
     C = CRITERIA[lang]
     out = [f"## {C['title']}", ""]
+    if opening.get("introduction"):
+        out += [f"> {opening['introduction'][:400]}", ""]
     for p in opening["projects"]:
         out += [f"### {p['project']}", "", f"{C['structure']}: **{p['score']}/10**{C['skipped'] if p['skipped'] else ''}"
                 f"  ·  {C['asked']}: {', '.join(p['asked']) or '-'}", ""]

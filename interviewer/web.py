@@ -306,8 +306,8 @@ def build_ui(interviewer: Interviewer) -> gr.Blocks:
                 progress = gr.Markdown(elem_id="progress")
                 hint_box = gr.Markdown(elem_id="hint-box")
                 coach_box = gr.Markdown(elem_id="coach")
-                report = gr.Markdown(elem_id="report")
                 topics = gr.HTML(elem_id="topics", visible=False)
+                report = gr.Markdown(elem_id="report")
                 files = gr.File(label=L["files"], file_count="multiple", elem_id="downloads", visible=False)
                 with gr.Accordion(L["past"], open=False) as past_box:
                     past = gr.Dataframe(headers=["session", "status", "lang", "questions", "overall", "topics"],
