@@ -224,3 +224,29 @@ def test_a_dead_endpoint_shows_a_retry_message_and_keeps_the_answer(settings, st
     answers = [e["text"] for e in app.session(sid).state["transcript"] if e["role"] == "candidate"]
     assert answers == ["我的回答"] and out[7] == ""
     app.close()
+
+
+def test_the_panels_stay_hidden_until_there_is_a_report_and_the_scale_is_fixed(settings, store, scripted_grader):
+    from interviewer.web import topic_bars
+
+    app = Interviewer.open(settings, store=store, grader=scripted_grader)
+    web = WebApp(app)
+    out = web.start("en", "mixed", 1, "mid", False, None, "", False)
+    assert out[4]["visible"] is False and out[5]["visible"] is False  # no chart, no download box yet
+    out = web.act(out[-1], "end")
+    assert out[4]["visible"] is True and out[5]["visible"] is True
+    assert 'width:0%' in out[4]["value"]  # a skipped question scores 0: an empty bar, not a full one
+    assert 'width:75%' in topic_bars({"lang": "en", "topics": {"ppo": 7.5}})
+    app.close()
+
+
+def test_a_pasted_transcript_is_reviewed_in_the_web_app(settings, store):
+    app = Interviewer.open(settings, store=store)
+    web = WebApp(app)
+    transcript = (Path(__file__).parent / "data" / "real_interview.md").read_text(encoding="utf-8")
+    report, chart, files, status = web.review(transcript, "zh")
+    assert "ppo-clip-min" in report and "未匹配" in report and status == ""
+    assert chart["visible"] and files["visible"] and all(Path(f).exists() for f in files["value"])
+    report, chart, _, status = web.review("no questions here", "zh")
+    assert report == "" and not chart["visible"] and "no questions" in status
+    app.close()
