@@ -43,6 +43,9 @@ def main(argv: list[str] | None = None) -> int:
             threads.append(propose(backend.model, q, answer, "zh"))
             t_bridge.append(b - a)
             t_thread.append(time.monotonic() - b)
+            th = threads[-1]
+            print(f"{q.id}: transition {bridges[-1]!r} ({b - a:.1f}s); thread "
+                  f"{(th.accepted, th.reason, th.question) if th else None} ({t_thread[-1]:.1f}s)", flush=True)
     finally:
         backend.close()
     print(backend.description)

@@ -128,7 +128,7 @@ def transition(model: ChatModel | None, answer: str, lang: str, secrets: list[st
         {"role": "user", "content": prompts.TRANSITION_USER.substitute(answer=prompts.wrap_data(answer[:1500]))},
     ]
     try:
-        text = model.structured(msgs, Transition, max_tokens=80).transition.strip()
+        text = model.structured(msgs, Transition, max_tokens=160).transition.strip()
     except (ModelOutputError, EndpointError) as exc:
         log.warning("no transition: %s", exc)
         return ""

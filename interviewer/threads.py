@@ -81,7 +81,7 @@ def propose(model: ChatModel, question: Question, answer: str, lang: str) -> Thr
             covered="\n".join(f"- {getattr(kp, lang)}" for kp in question.rubric.key_points))},
     ]
     try:
-        proposal = model.structured(msgs, ThreadProposal, max_tokens=200)
+        proposal = model.structured(msgs, ThreadProposal, max_tokens=320)
     except (ModelOutputError, EndpointError) as exc:
         log.warning("no thread follow-up: %s", exc)
         return None
