@@ -22,7 +22,8 @@ HELP = {
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m interviewer", description="A mock interviewer for LLM RL jobs.")
+    p = argparse.ArgumentParser(prog="python -m interviewer", description="A mock interviewer for LLM RL jobs.",
+                                epilog="python -m interviewer review FILE: review a real interview you had (see review --help).")
     p.add_argument("--lang", choices=["zh", "en"], help="interview language (default zh)")
     p.add_argument("-n", "--questions", type=int, help="number of seed questions (default 4)")
     p.add_argument("--track", choices=["algorithm", "infra", "mixed"], help="your track; the other side is asked too")
