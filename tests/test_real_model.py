@@ -152,12 +152,14 @@ def test_the_capable_path_is_wired_to_the_real_server(tmp_path, store, real_mode
     q = app.deps.bank.get(session.pending["qid"])
     answer = q.rubric.reference_answer.zh + " 我们还用了 gradient checkpointing 来省显存。"
     session.answer(answer)
-    p = session.pending
-    if p["action"] == "thread":
-        assert p["text"] == session.state["current"]["decisions"][-1]["question"]
-    else:
-        written = q.rubric.probes[session.state["current"]["decisions"][-1]["probe"]].zh
-        assert p["text"].endswith(written) or p["source"] == "model"
+    p, d = session.pending, session.state["current"]["decisions"][-1]
+    assert p is not None and p["action"] == d["action"]
+    if d["action"] == "thread":  # an accepted thread question is said as it was checked
+        assert p["text"] == d["question"] and d["evidence"]
+    elif d["probe"] is not None:  # the written probe (or an accepted rewording), after a checked transition
+        assert p["text"].endswith(q.rubric.probes[d["probe"]].zh) or p["source"] == "model"
         assert p["transition"] == "" or acceptable_transition(p["transition"], answer, "zh")
         assert p["text"].startswith(p["transition"])
+    else:  # a clarification or a challenge quotes the candidate: said as written, no transition
+        assert p["source"] == "written" and p["transition"] == ""
     app.close()
