@@ -38,6 +38,10 @@ INTENTS = {  # the kind of question a line asks: a rewording must keep at least 
 GRADE_WORDS = re.compile(r"很好|不错|正确|错误|答对|答错|对的|错了|完美|满分|分数|打分|优秀|\b(good|great|correct|wrong|"
                          r"excellent|right|perfect|score|nice|well done)\b", re.I)
 MAX_TRANSITION = {"zh": 60, "en": 160}
+# a transition refers to the candidate ("你提到了 X"); a bare statement ("AVG 时各卡值已相同，多做几次是幂等的",
+# seen from the 0.5B) asserts the point as fact, which is an implicit verdict
+REFERS = re.compile(r"你(刚才|刚刚)?(提到|说|讲|聊|用|谈|介绍)|你们(用|做|试)|\byou (just )?(mentioned|said|brought up|talked "
+                    r"about|used|described|walked)", re.I)
 
 
 class Utterance(BaseModel):
@@ -112,8 +116,8 @@ def acceptable_transition(text: str, answer: str, lang: str, secrets: list[str] 
     cjk = len(_CJK.findall(text))
     if not text or len(text) > MAX_TRANSITION[lang] or (cjk < 2 if lang == "zh" else not _in_language(text, lang)):
         return False  # in Chinese, mostly English terms are fine ("你提到了 routing replay。")
-    if "?" in text or "？" in text or GRADE_WORDS.search(text):
-        return False  # the question follows; the interviewer does not grade aloud
+    if "?" in text or "？" in text or GRADE_WORDS.search(text) or not REFERS.search(text):
+        return False  # the question follows; the interviewer does not grade aloud, and speaks of what *you* said
     if not content_terms(text) & content_terms(answer):
         return False  # it must refer to what the candidate said
     return not gives_away(text, list(secrets), answer)

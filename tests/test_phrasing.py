@@ -46,6 +46,7 @@ def test_a_rewording_must_keep_the_question_and_its_intent(backprop, reworded, o
     ("你说得很好，gradient checkpointing 用得对。", False),  # a grade
     ("你提到了 gradient checkpointing，那它的代价是什么？", False),  # a question of its own
     ("好的，我们继续。", False),  # refers to nothing the candidate said
+    ("gradient checkpointing 可以省显存。", False),  # a bare statement: asserts the claim (seen from the 0.5B)
     ("你提到 all-reduce，DDP 把梯度分桶，反向时某个桶的梯度一算好就发起 all-reduce。", False),  # a key point
 ])
 def test_a_transition_names_the_answer_and_stays_in_role(backprop, text, ok):
