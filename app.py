@@ -35,6 +35,8 @@ def parse_args(argv):
     p.add_argument("--lang", choices=["zh", "en"])
     p.add_argument("-n", "--questions", type=positive_int)
     p.add_argument("--coach", action="store_true", default=None)
+    p.add_argument("--no-opening", dest="opening", action="store_false", default=None,
+                   help="no opening by default (self-introduction and a drill into the resume's projects)")
     add_model_flags(p)
     args = p.parse_args(argv)
     if (args.auth or args.auth_file) and args.user_header:
@@ -71,7 +73,7 @@ def serve(app, args, logins) -> None:
     from fastapi import FastAPI
     from starlette.middleware.cors import CORSMiddleware
 
-    from interviewer.web import build_ui
+    from interviewer.web import CSS, ENTER_JS, build_ui
     from interviewer.webguard import HostGuard, allowed_hosts
 
     hosts = allowed_hosts(args.host, args.allowed_host)
@@ -85,7 +87,7 @@ def serve(app, args, logins) -> None:
     server = gr.mount_gradio_app(
         server, demo, path="/", server_name=args.host, server_port=args.port,
         auth=logins or None, auth_dependency=(lambda request: request.headers.get(header) or None) if header else None,
-        blocked_paths=[str(app.settings.home)])
+        blocked_paths=[str(app.settings.home)], css=CSS, js=ENTER_JS)
     if args.host not in ("127.0.0.1", "localhost", "::1") and not (logins or header):
         log.warning("serving on %s without accounts: anyone who can reach the port can start interviews "
                     "(each browser still sees only its own). Add --auth or --user-header for a shared deployment.",

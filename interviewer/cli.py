@@ -25,7 +25,9 @@ HELP = {
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="python -m interviewer", description="A mock interviewer for LLM RL jobs.")
+    p = argparse.ArgumentParser(prog="python -m interviewer", description="A mock interviewer for LLM RL jobs.",
+                                epilog="python -m interviewer review FILE: review a real interview you had (see review --help). "
+                                       "python -m interviewer serve --model NAME: just the vLLM server (see serve --help).")
     p.add_argument("--lang", choices=["zh", "en"], help="interview language (default zh)")
     p.add_argument("-n", "--questions", type=positive_int, help="number of seed questions (default 4)")
     p.add_argument("--track", choices=["algorithm", "infra", "mixed"], help="your track; the other side is asked too")
@@ -34,6 +36,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--coach", action="store_true", default=None, help="show the rubric verdicts after every answer")
     p.add_argument("--show-scores", action="store_true", default=None, help="print each answer's score live")
     p.add_argument("--resume-file", type=Path, help="your resume (PDF, Markdown or text): questions follow it")
+    p.add_argument("--no-opening", dest="opening", action="store_false", default=None,
+                   help="skip the opening (self-introduction and a drill into your resume's projects)")
     p.add_argument("--seed", type=int, help="random seed for the question plan")
     p.add_argument("--resume", metavar="SESSION_ID", type=non_empty, help="continue a saved session")
     p.add_argument("--list", action="store_true", help="list saved sessions and the per-topic trend, then exit")
@@ -86,6 +90,8 @@ def _show(events: list[dict], session: Session, out) -> None:
             continue
         if e["kind"] == "question":
             print(f"\n[{e['index']}/{e['total']} · {e['section']}]", file=out)
+        elif e["kind"] == "opening" and e.get("step") in ("intro", "contribution"):
+            print(f"\n[{'开场' if cfg.get('lang') == 'zh' else 'opening'} · {e['tags'][0]}]", file=out)
         print(f"面试官> {e['text']}" if cfg.get("lang") == "zh" else f"Interviewer> {e['text']}", file=out)
 
 
@@ -176,6 +182,40 @@ def run(session: Session, settings, out=sys.stdout, read=_read_answer) -> int:
     return 0
 
 
+def review_main(argv: list[str]) -> int:
+    """`python -m interviewer review FILE`: grade a real interview's answers against the bank."""
+    from interviewer.report import paths, to_markdown
+    from interviewer.review import review
+
+    p = argparse.ArgumentParser(prog="python -m interviewer review", description=review_main.__doc__)
+    p.add_argument("file", type=Path, help="the transcript: Markdown or text (Q:/A:, 问：/答：) or JSON pairs")
+    p.add_argument("--lang", choices=["zh", "en"], help="report language (default: the transcript's)")
+    add_model_flags(p)
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
+    backend = None
+    try:
+        settings = settings_from_args(args)
+        text = args.file.read_text(encoding="utf-8")
+        if settings.resolved_grader() != "embedding":  # an LLM judge needs the model
+            backend = Backend.open(settings)
+        app = Interviewer.open(settings, backend)
+        report = review(app, text, args.lang)
+        print(to_markdown(report))
+        md, js = paths(settings.reports_dir, report["session_id"])
+        print(f"Report saved: {md} and {js}; missed key points are due in `python -m interviewer --practice`.")
+        return 0
+    except (OSError, UnicodeDecodeError) as exc:
+        print(f"error: cannot read {args.file}: {exc}", file=sys.stderr)
+        return 2
+    except (InterviewerError, BankError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    finally:
+        if backend:
+            backend.close()
+
+
 def main(argv: list[str] | None = None) -> int:
     global _LINE_EDITING
     argv = sys.argv[1:] if argv is None else argv
@@ -183,6 +223,8 @@ def main(argv: list[str] | None = None) -> int:
         from interviewer.serve import main as serve
 
         return serve(argv[1:])
+    if argv[:1] == ["review"]:
+        return review_main(argv[1:])
     args = parse_args(argv)
     logging.basicConfig(level=logging.WARNING, format="%(levelname)s %(name)s: %(message)s")
     if hasattr(sys.stdin, "reconfigure"):  # undecodable bytes reach the answer check, which repairs them and says so

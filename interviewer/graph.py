@@ -1,6 +1,7 @@
 """The interview as a LangGraph state machine.
 
-    plan -> pick -> ask -> wait (interrupt) -> retrieve -> score -> decide
+    plan -> opening -> wait -> opening_record -> opening ... (resume: self-introduction, project ladders)
+         -> pick -> ask -> wait (interrupt) -> retrieve -> score -> decide
                                  ^                                  | follow-up / next
                                  +------------- follow_up <---------+
     close -> pick ... -> finish (report)
@@ -21,8 +22,18 @@ def after_pick(state: InterviewState) -> Literal["ask", "finish"]:
     return "ask" if state.get("current") else "finish"
 
 
-def after_wait(state: InterviewState) -> Literal["retrieve", "close"]:
+def after_opening(state: InterviewState) -> Literal["wait", "pick"]:
+    return "pick" if state["opening"].get("done") else "wait"
+
+
+def after_wait(state: InterviewState) -> Literal["opening_record", "retrieve", "close"]:
+    if state["pending"].get("kind") == "opening":
+        return "opening_record"
     return "close" if state["last_input"].get("action") in ("skip", "end") else "retrieve"
+
+
+def after_opening_record(state: InterviewState) -> Literal["opening", "finish"]:
+    return "finish" if state["last_input"].get("action") == "end" else "opening"
 
 
 def after_decide(state: InterviewState) -> Literal["follow_up", "close"]:
@@ -32,6 +43,8 @@ def after_decide(state: InterviewState) -> Literal["follow_up", "close"]:
 def build_graph(checkpointer=None):
     g = StateGraph(InterviewState, context_schema=Deps)
     g.add_node("plan", nodes.plan_session)
+    g.add_node("opening", nodes.opening_ask)
+    g.add_node("opening_record", nodes.opening_record)
     g.add_node("pick", nodes.pick_question)
     g.add_node("ask", nodes.ask)
     g.add_node("wait", nodes.wait_answer)
@@ -42,7 +55,9 @@ def build_graph(checkpointer=None):
     g.add_node("close", nodes.close_question)
     g.add_node("finish", nodes.finish)
     g.add_edge(START, "plan")
-    g.add_edge("plan", "pick")
+    g.add_edge("plan", "opening")
+    g.add_conditional_edges("opening", after_opening)
+    g.add_conditional_edges("opening_record", after_opening_record)
     g.add_conditional_edges("pick", after_pick)
     g.add_edge("ask", "wait")
     g.add_conditional_edges("wait", after_wait)

@@ -14,7 +14,7 @@ from interviewer.scoring import Grade, Verdict
 from knowledge.schema import Question
 from knowledge.text import leaks
 
-Action = Literal["deepen", "gap", "clarify", "challenge", "hint", "next"]
+Action = Literal["deepen", "gap", "clarify", "challenge", "hint", "thread", "next"]
 
 STRONG_SCORE = 7.5  # at or above (with no essential point missing): go deeper
 WEAK_SCORE = 2.0  # below: treat like "I don't know"
@@ -31,7 +31,8 @@ class Decision(BaseModel):
     probe: int | None = None  # index into rubric.probes
     pattern: str | None = None
     target: str | None = None  # key point id, or "pitfall:N" for a challenge or a clarification of one
-    evidence: str = ""  # the candidate's sentence being challenged or asked about
+    evidence: str = ""  # the candidate's sentence being challenged or asked about (a thread: its source claim)
+    question: str = ""  # a thread follow-up's checked question (the model's, accepted by code)
 
 
 class QuestionProgress(BaseModel):
@@ -42,6 +43,7 @@ class QuestionProgress(BaseModel):
     hinted: bool = False
     challenged: list[int] = []  # pitfall indices already challenged or asked about
     clarified: list[str] = []  # key points already asked about as unclear
+    threaded: int = 0  # thread follow-ups asked (at most one per question)
 
 
 def _unused(question: Question, progress: QuestionProgress, avoid_terms: set[str]) -> list[int]:

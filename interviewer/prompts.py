@@ -75,3 +75,50 @@ CHALLENGE = {
     "zh": Template("你刚才说「$evidence」。你确定吗？请从原理上再推一下这一点。"),
     "en": Template('You said "$evidence". Are you sure? Walk me through the reasoning for that point again.'),
 }
+
+TRANSITION_SYSTEM = Template(
+    "You are a senior interviewer for LLM reinforcement-learning jobs, speaking $language, in a live interview. "
+    "Write ONE short sentence that picks up something specific the candidate just said, naming it in their "
+    "own terms (e.g. \"你提到了 routing replay。\" / \"You brought up the clipping range.\"). Do not judge "
+    "it, do not say whether it is right, do not add facts, explanations or hints, do not ask a question: "
+    "the next question follows your sentence. " + DATA_RULE
+)
+
+TRANSITION_USER = Template("The candidate's last answer:\n$answer\n\nReturn JSON with the field `transition`.")
+
+THREAD_SYSTEM = Template(
+    "You are a senior interviewer for LLM reinforcement-learning jobs, speaking $language. Real interviewers "
+    "follow a thread the candidate opened. Pick ONE specific claim from the candidate's answer (a method, a "
+    "number, a design choice they mention) that the listed points do not already cover, copy it exactly as "
+    "`claim`, and ask ONE short question about it as `question`, naming the claim (e.g. \"你说用了 routing "
+    "replay，R3 和 GSPO 的 routing replay 有什么不同？\"). Do not state facts, answers or hints; one question "
+    "only. " + DATA_RULE
+)
+
+THREAD_USER = Template(
+    "Interview question: $question\n\nPoints the interviewer already checks:\n$covered\n\n"
+    "Candidate answer:\n$answer\n\nReturn JSON with `claim` and `question`."
+)
+
+OPENING_INTRO = {
+    "zh": "我们先从你开始：简单做个自我介绍吧，重点讲讲和大模型 RL 相关的经历。",
+    "en": "Let's start with you: a short self-introduction, focused on your LLM RL experience.",
+}
+
+# the drill ladder on one resume project, asked in order; $project / $term / $other come from the resume
+LADDER = {
+    "zh": [
+        ("contribution", Template("聊聊简历上的「$project」。这个项目里你本人具体负责哪一块？$term 这部分是你自己做的吗？")),
+        ("constraint", Template("做「$project」时，最卡你的约束是什么（算力、显存、数据、时间）？它怎么影响了你在 $term 上的设计？")),
+        ("alternative", Template("在「$project」里，为什么是 $term 这个方案？你当时考虑过、后来放弃的方案是什么，为什么放弃？")),
+        ("validation", Template("你怎么证明「$project」的效果是真的？用了什么指标、基线和对照实验，$other 的作用单独验证过吗？")),
+        ("failure", Template("「$project」里有什么没做成、或者踩过的坑？你是怎么发现、怎么处理的？")),
+    ],
+    "en": [
+        ("contribution", Template('Tell me about "$project" on your resume. Which part was yours, concretely? Did you build the $term part yourself?')),
+        ("constraint", Template('On "$project", what was the hardest constraint (compute, memory, data, time)? How did it shape your design of $term?')),
+        ("alternative", Template('In "$project", why $term? Which alternative did you consider and reject, and why?')),
+        ("validation", Template('How do you know "$project" really worked? Which metrics, baselines and controls, and did you check $other on its own?')),
+        ("failure", Template('What in "$project" did not work, or went wrong? How did you notice it and what did you do?')),
+    ],
+}

@@ -9,6 +9,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from interviewer.markup import as_text
+from interviewer.opening import report_section
 from knowledge.bank import Bank
 
 WEAK = 6.0
@@ -43,6 +44,9 @@ def _question_entry(rec: dict, bank: Bank, lang: str) -> dict:
                            for i, quote in sorted(miscs.items())],
         "followups": [{"action": d["action"], "pattern": d.get("pattern"), "target": d.get("target")}
                       for d in rec.get("decisions", []) if d["action"] != "next"],
+        # thread follow-ups (the model's question on a claim the candidate made), with their source claim
+        "threads": [{"claim": d["evidence"], "question": d.get("question", "")}
+                    for d in rec.get("decisions", []) if d["action"] == "thread"],
         "model_answer": getattr(r.reference_answer, lang),
         "read": [{"title": ref.title, "year": ref.year, "venue": ref.venue, "url": ref.url, "verified": ref.verified}
                  for ref in r.references],
@@ -78,25 +82,68 @@ def build_report(state: dict, bank: Bank) -> dict:
         "weak_topics": sorted({t for e in weak for t in [e["section"], *e["tags"]]}),
         "practice_next": practice[:6],
         "missed_key_points": [{"qid": e["qid"], **m} for e in entries for m in e["missed"]],
+        "opening": report_section(state["opening"], lang) if (state.get("opening") or {}).get("answers") else None,
     }
 
 
 LABELS = {
     "zh": {"title": "模拟面试报告", "overall": "总分", "score": "得分", "skipped": "（跳过）", "covered": "答到的要点（原话）",
            "missed": "遗漏的要点", "unclear": "说法接近但不够明确的要点", "wrong": "错误的说法", "model": "参考答案", "read": "推荐阅读", "topics": "按主题",
-           "next": "下次练习", "unverified": "（未核实）", "graders": "评分器", "followups": "追问"},
+           "next": "下次练习", "unverified": "（未核实）", "graders": "评分器", "followups": "追问",
+           "threads": "顺着你的话追问（来源）"},
     "en": {"title": "Mock interview report", "overall": "Overall", "score": "Score", "skipped": " (skipped)",
            "covered": "Covered (your words)", "missed": "Missed key points",
            "unclear": "Close but not explicit (the grader could not tell)", "wrong": "Wrong claims",
            "model": "Model answer", "read": "What to read", "topics": "By topic", "next": "Practise next",
-           "unverified": " (unverified)", "graders": "Grader", "followups": "Follow-ups"},
+           "unverified": " (unverified)", "graders": "Grader", "followups": "Follow-ups",
+           "threads": "Follow-ups on your own claims (source)"},
 }
+
+
+CRITERIA = {
+    "zh": {"contribution": "具体的个人贡献", "numbers": "数字", "tradeoff": "取舍与理由", "validation": "如何验证",
+           "title": "开场：自我介绍与项目深挖", "structure": "结构分", "skipped": "（跳过）", "asked": "问到"},
+    "en": {"contribution": "a concrete contribution of your own", "numbers": "numbers", "tradeoff": "a trade-off and why",
+           "validation": "how it was validated", "title": "Opening: self-introduction and project deep-dive",
+           "structure": "Structure score", "skipped": " (skipped)", "asked": "asked"},
+}
+
+
+def _opening_markdown(opening: dict, lang: str) -> list[str]:
+    C = CRITERIA[lang]
+    out = [f"## {C['title']}", ""]
+    if opening.get("introduction"):
+        out += [f"> {as_text(opening['introduction'][:400])}", ""]
+    for p in opening["projects"]:
+        out += [f"### {as_text(p['project'])}", "", f"{C['structure']}: **{p['score']}/10**{C['skipped'] if p['skipped'] else ''}"
+                f"  ·  {C['asked']}: {', '.join(p['asked']) or '-'}", ""]
+        for c in p["criteria"]:
+            out.append(f"- {'✅' if c['met'] else '❌'} {C[c['key']]}" + (f" — “{as_text(c['evidence'])}”" if c["evidence"] else ""))
+        out.append("")
+    return out
+
+
+def _review_markdown(matches: list[dict], lang: str) -> list[str]:
+    zh = lang == "zh"
+    out = ["## " + ("复盘：题目与题库的匹配" if zh else "Review: questions matched to the bank"), ""]
+    for m in matches:
+        sim = f"{m['similarity']:.2f}" if m["similarity"] is not None else "-"
+        if m["matched"]:
+            out.append(f"- {as_text(m['question'])} → `{m['match']}` ({'相似度' if zh else 'similarity'} {sim})")
+        else:
+            out.append(f"- {as_text(m['question'])} → {'未匹配（不评分）' if zh else 'unmatched (not graded)'}; "
+                       f"{'最接近' if zh else 'nearest'} `{m['match']}` ({sim})")
+    return out + [""]
 
 
 def to_markdown(report: dict) -> str:
     """The report in Markdown; the candidate's own words are escaped (they show as text, never as HTML)."""
     L = LABELS[report["lang"]]
     out = [f"# {L['title']}", "", f"**{L['overall']}: {report['overall']}/10**  ·  session `{report['session_id']}`", ""]
+    if report.get("opening"):
+        out += _opening_markdown(report["opening"], report["lang"])
+    if report.get("review"):
+        out += _review_markdown(report["review"], report["lang"])
     for i, e in enumerate(report["questions"], 1):
         out += [f"## {i}. {e['question']}", "",
                 f"{L['score']}: **{e['score']}/10**{L['skipped'] if e['skipped'] else ''}  ·  {e['section']}  ·  "
@@ -113,6 +160,8 @@ def to_markdown(report: dict) -> str:
         if e["followups"]:
             out += [f"{L['followups']}: " + ", ".join(f"{f['action']}" + (f" ({f['pattern']})" if f["pattern"] and f["pattern"] != f["action"] else "")
                                                for f in e["followups"]), ""]
+        if e.get("threads"):
+            out += [f"**{L['threads']}**", ""] + [f"- “{t['claim']}” → {t['question']}" for t in e["threads"]] + [""]
         out += [f"**{L['model']}**", "", e["model_answer"], ""]
         if e["read"]:
             out += [f"**{L['read']}**", ""]

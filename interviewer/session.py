@@ -123,7 +123,7 @@ class Interviewer:
         cfg = {
             "lang": self.settings.lang, "questions": self.settings.questions, "track": self.settings.track,
             "infra_share": self.settings.infra_share, "followups": self.settings.followups,
-            "coach": self.settings.coach, "seed": self.settings.seed, **config,
+            "coach": self.settings.coach, "seed": self.settings.seed, "opening": self.settings.opening, **config,
         }
         resume = clean_resume(resume)
         sid = time.strftime("%Y%m%d-%H%M%S-") + uuid.uuid4().hex[:12]

@@ -36,7 +36,10 @@ class Settings:
     gguf: str | None = None  # a GGUF file of the user's own
     timeout: float = 60.0  # a hanging endpoint costs at most 2 x timeout per call
     retries: int = 2  # extra attempts after an invalid JSON answer (and one after a transient HTTP error)
-    phrasing: Literal["model", "verbatim"] = "model"
+    # auto: the written line at once on the embedded model, the model's wording on an endpoint
+    phrasing: Literal["auto", "model", "verbatim"] = "auto"
+    # thread follow-ups (the model proposes a question on a claim the candidate made): auto = endpoint only
+    threads: Literal["auto", "on", "off"] = "auto"
     grader: GraderName = "auto"
     engine: Literal["embedded", "vllm"] = "embedded"  # vllm: start `vllm serve --model` as a child process
     vllm: str | None = None  # the vllm command (default `vllm` on PATH)
@@ -55,6 +58,7 @@ class Settings:
     infra_share: float = 0.35  # share of infra questions on the algorithm track (and vice versa)
     followups: int = 3  # follow-up budget per question
     coach: bool = False  # show verdicts after every answer
+    opening: bool = True  # with a resume: a self-introduction and a drill into 1-2 of its projects first
     show_scores: bool = False  # print the score of each answer live
     max_answer_chars: int = 8000
     seed: int | None = None
@@ -76,6 +80,19 @@ class Settings:
     def store_path(self) -> Path:
         return self.home / "chroma"
 
+    @property
+    def capable(self) -> bool:
+        """A model worth asking for transitions and thread follow-ups: an endpoint, not the embedded one."""
+        return not self.embedded
+
+    def resolved_phrasing(self) -> str:
+        if self.phrasing != "auto":
+            return self.phrasing
+        return "model" if self.capable else "verbatim"
+
+    def resolved_threads(self) -> bool:
+        return self.threads == "on" or (self.threads == "auto" and self.capable)
+
     def resolved_grader(self) -> str:
         if self.grader != "auto":
             return self.grader
@@ -90,7 +107,8 @@ class Settings:
             "local_model": _env("RLI_LOCAL_MODEL", default="auto"),
             "gguf": _env("RLI_GGUF"),
             "grader": _env("RLI_GRADER", default="auto"),
-            "phrasing": _env("RLI_PHRASING", default="model"),
+            "phrasing": _env("RLI_PHRASING", default="auto"),
+            "threads": _env("RLI_THREADS", default="auto"),
             "engine": _env("RLI_ENGINE", default="embedded"),
             "vllm": _env("RLI_VLLM"),
             "db": _env("RLI_DB"),
@@ -148,7 +166,11 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
     g.add_argument("--timeout", type=seconds, help="seconds per model call (default 60; a call is tried twice at most)")
     g.add_argument("--grader", choices=["auto", "embedding", "llm", "llm-per-point", "hybrid"],
                    help="auto: key-point matching on the embedded model, the LLM judge on an endpoint")
-    g.add_argument("--phrasing", choices=["model", "verbatim"], help="let the model adapt the wording of questions")
+    g.add_argument("--phrasing", choices=["auto", "model", "verbatim"],
+                   help="let the model adapt the wording of questions (auto: on an endpoint only; the embedded "
+                        "model says the written line at once)")
+    g.add_argument("--threads", choices=["auto", "on", "off"],
+                   help="thread follow-ups on a claim the candidate made (auto: on an endpoint only)")
     g.add_argument("--home", type=Path, help="where sessions, reports and the store live (env RLI_HOME)")
     add_vllm_flags(parser)
     add_storage_flags(parser)

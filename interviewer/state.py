@@ -11,6 +11,7 @@ class InterviewState(TypedDict, total=False):
     config: dict[str, Any]  # lang, questions, track, coach, ... (the session's choices)
     resume: str  # the candidate's resume text (data, never instructions)
     plan: list[str]  # question ids, in order
+    opening: dict[str, Any]  # the self-introduction and project ladder: steps, i (next step), answers
     q_index: int  # index into plan of the current question
     current: dict[str, Any]  # the current question: qid, progress, answers, cumulative verdicts, decisions
     question: dict[str, Any]  # unused: checkpoints written before the rubric was read from the store have it

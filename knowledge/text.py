@@ -227,3 +227,13 @@ def stated_claim(probe: str, key_point: str, given: str = "", targeted: bool = T
             if best is None or (claim.strong, claim.share) > (best.strong, best.share):
                 best = claim
     return best
+
+
+def is_question(text: str) -> bool:
+    """Does the text end by asking something (a question or a request), rather than by stating?"""
+    sentences = [s.strip() for s in _PROBE_SENTENCE.split(text.strip()) if s.strip()]
+    if not sentences:
+        return False
+    last = sentences[-1]
+    return last.endswith(("?", "？")) or (not last.endswith(("。", ".", "！", "!")) and _asks(last)) \
+        or bool(_IMPERATIVE.search(last))

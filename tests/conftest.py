@@ -94,6 +94,13 @@ def bank():
 
 @pytest.fixture(scope="session")
 def store(home, bank) -> Store:
+    """Built from scratch, unless RLI_TEST_STORE names a store to start from (it is still checked
+    against the bank's fingerprint and rebuilt if the bank changed): a build takes minutes on 2 cores."""
+    seed = os.environ.get("RLI_TEST_STORE")
+    if seed and not (home / "chroma").exists():
+        import shutil
+
+        shutil.copytree(seed, home / "chroma")
     return Store.open(home / "chroma", bank)
 
 

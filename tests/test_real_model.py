@@ -136,4 +136,30 @@ def test_the_latency_benchmark_runs_and_prints_its_figures(home, store, local_se
     assert bench(["--base-url", local_server.base_url, "--model", local_server.alias, "--turns", "1",
                   "--home", str(home)]) == 0
     out = capsys.readouterr().out
-    assert "first question" in out and "follow-up wording" in out
+    assert "first question on screen" in out and "a whole turn" in out and "model rewording" in out
+
+
+def test_the_capable_path_is_wired_to_the_real_server(tmp_path, store, real_model, local_server):
+    """An endpoint: transitions and thread follow-ups are asked for; whatever the small model says, what
+    reaches the candidate is the written line (or an accepted thread question), at most preceded by a
+    transition that passed the guard."""
+    from interviewer.phrasing import acceptable_transition
+    from interviewer.settings import Settings
+
+    settings = Settings(home=tmp_path, base_url=local_server.base_url, grader="embedding", seed=7, opening=False)
+    app = Interviewer.open(settings, model=real_model, store=store)
+    session = app.new_session(questions=1, followups=1)
+    q = app.deps.bank.get(session.pending["qid"])
+    answer = q.rubric.reference_answer.zh + " 我们还用了 gradient checkpointing 来省显存。"
+    session.answer(answer)
+    p, d = session.pending, session.state["current"]["decisions"][-1]
+    assert p is not None and p["action"] == d["action"]
+    if d["action"] == "thread":  # an accepted thread question is said as it was checked
+        assert p["text"] == d["question"] and d["evidence"]
+    elif d["probe"] is not None:  # the written probe (or an accepted rewording), after a checked transition
+        assert p["text"].endswith(q.rubric.probes[d["probe"]].zh) or p["source"] == "model"
+        assert p["transition"] == "" or acceptable_transition(p["transition"], answer, "zh")
+        assert p["text"].startswith(p["transition"])
+    else:  # a clarification or a challenge quotes the candidate: said as written, no transition
+        assert p["source"] == "written" and p["transition"] == ""
+    app.close()
