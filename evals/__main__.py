@@ -155,11 +155,10 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _check_writable(out: Path) -> None:
+    from interviewer.session import writable_folder
+
     try:
-        out.mkdir(parents=True, exist_ok=True)
-        probe = out / f".write-test-{time.time_ns()}"
-        probe.write_text("")
-        probe.unlink()
+        writable_folder(out)
     except OSError as exc:
         raise CaseError(f"--out {out} is not a writable folder ({exc.strerror or exc}); choose another") from None
 

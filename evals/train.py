@@ -24,15 +24,14 @@ import numpy as np
 
 from evals.cases import BLIND_DIR, CASES_DIR, CaseError, load_cases
 from evals.metrics import spearman
-from interviewer.evidence import FEATURES, PointModel, calibrate, contradiction_confirmed, isotonic
-from interviewer.grading import WEIGHTS_PATH, EmbeddingGrader, degenerate
+from interviewer.evidence import FEATURES, PointModel, calibrate, isotonic
+from interviewer.grading import PITFALL_MARGIN, WEIGHTS_PATH, EmbeddingGrader, degenerate
 from interviewer.scoring import CREDIT, Verdict, compute_score
 from interviewer.settings import Settings
 from knowledge.bank import BankError
 from knowledge.store import Store
 from knowledge.text import evidence_units, split_sentences, windows
 
-PITFALL_MARGIN = 0.06  # a pitfall needs this margin over its baseline (and over every key point) to count
 LABEL = {"covered": 1.0, "partial": 0.5, "missed": 0.0}
 
 
@@ -58,12 +57,7 @@ def featurize(grader: EmbeddingGrader, cases, units_fn=None) -> list[Example]:
         x = np.vstack([feats.get(kp.id, np.full(len(FEATURES), -0.3)) for kp in kps])
         labels = np.array([LABEL["covered"] if kp.id in (c.covered or []) else
                            LABEL["partial"] if kp.id in c.partial else 0.0 for kp in kps])
-        miscs = 0
-        for idx, (margin, u) in pits.items():
-            pit = q.rubric.pitfalls[idx]
-            if margin >= PITFALL_MARGIN and contradiction_confirmed(
-                    units[u], [pit.zh, pit.en, *pit.variants], [t for kp in kps for t in (kp.zh, kp.en, *kp.variants)]):
-                miscs += 1
+        miscs = sum(m.confirmed for m in grader.misconceptions(q, units, pits))  # the grader's own check
         out.append(Example(c.question_id, c.gold, c.tier, [kp.weight for kp in kps], labels, x, miscs,
                            degenerate(q, c.answer) is not None))
         if n % 50 == 0:

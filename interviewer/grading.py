@@ -31,6 +31,7 @@ from knowledge.schema import Question
 from knowledge.store import Store
 from knowledge.text import evidence_units, split_sentences
 
+PITFALL_MARGIN = 0.06  # a pitfall needs this margin over its baseline (and over every key point) to count
 NEGATIVE_QUANTILE = 0.95  # a text's baseline: this quantile of its similarity to other questions' reference sentences
 MAX_GRADED_CHARS = 6000
 WEIGHTS_PATH = Path(__file__).resolve().parent / "grader_weights.json"  # written by `python -m evals.train`
@@ -182,18 +183,26 @@ class EmbeddingGrader:
             credit = 1.0 if status == "covered" and kp.id == focus else round(p, 3)
             verdicts.append(Verdict(key=kp.id, weight=kp.weight, status=status, evidence=evidence,
                                     confidence=round(p, 3), credit=credit))
-        misconceptions = []
+        misconceptions = self.misconceptions(question, units, pitfalls)
+        return _finish(self.name, question, verdicts, misconceptions, text, lang, notes, scale=self.scale)
+
+    def misconceptions(self, question: Question, units: list[str], pitfalls: dict) -> list[Misconception]:
+        """The pitfalls an answer resembles closely enough; `confirmed` where the contradiction check says
+        the sentence really asserts it."""
+        r = question.rubric
+        point_texts = [t for kp in r.key_points for t in (kp.zh, kp.en, *kp.variants)]
+        out = []
         for idx, (margin, u) in sorted(pitfalls.items()):
-            if margin < w["pitfall_margin"]:
+            if margin < self.weights.get("pitfall_margin", PITFALL_MARGIN):
                 continue
-            pit = question.rubric.pitfalls[idx]
-            near = [kp for kp in question.rubric.key_points]
-            ok = contradiction_confirmed(units[u], [pit.zh, pit.en, *pit.variants],
-                                         [t for kp in near for t in (kp.zh, kp.en, *kp.variants)])
-            misconceptions.append(Misconception(pitfall=idx, evidence=units[u], confirmed=ok))
-        knots = [tuple(k) for k in w.get("calibration", [])]
-        return _finish(self.name, question, verdicts, misconceptions, text, lang, notes,
-                       scale=lambda raw: calibrate(raw, knots))
+            pit = r.pitfalls[idx]
+            ok = contradiction_confirmed(units[u], [pit.zh, pit.en, *pit.variants], point_texts)
+            out.append(Misconception(pitfall=idx, evidence=units[u], confirmed=ok))
+        return out
+
+    def scale(self, raw: float) -> float:
+        """The fitted calibration of a raw score (the identity when none was shipped)."""
+        return calibrate(raw, [tuple(k) for k in self.weights.get("calibration", [])])
 
 
 # -- LLM judges ---------------------------------------------------------------------------
@@ -322,9 +331,8 @@ class HybridGrader:
                 pool.map(lambda v: self.judge.check_point(question, kps[v.key], text, lang), unsure),
             ))
         verdicts = [rechecked.get(v.key, v) for v in base.verdicts]
-        knots = [tuple(k) for k in self.embedding.weights.get("calibration", [])]
         return _finish(self.name, question, verdicts, base.misconceptions, text, lang, base.notes,
-                       scale=lambda raw: calibrate(raw, knots))
+                       scale=self.embedding.scale)
 
 
 def make_grader(name: str, store: Store, model: ChatModel | None) -> Grader:

@@ -36,13 +36,18 @@ log = logging.getLogger(__name__)
 __all__ = ["Backend", "Interviewer", "Session", "clean_answer"]
 
 
+def writable_folder(folder: Path) -> None:
+    """Create `folder` if needed and check that a file can be written in it (OSError otherwise)."""
+    folder.mkdir(parents=True, exist_ok=True)
+    probe = folder / f".write-test-{uuid.uuid4().hex[:6]}"
+    probe.write_text("")
+    probe.unlink()
+
+
 def open_home(home: Path) -> None:
     """The data folder, created if needed; a clear message when it is a file or not writable."""
     try:
-        home.mkdir(parents=True, exist_ok=True)
-        probe = home / f".write-test-{uuid.uuid4().hex[:6]}"
-        probe.write_text("")
-        probe.unlink()
+        writable_folder(home)
     except OSError as exc:
         raise SessionError(f"The data folder {home} cannot be used ({exc.strerror or exc}): point --home "
                            "(or RLI_HOME) at a writable folder.") from None

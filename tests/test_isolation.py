@@ -55,6 +55,15 @@ def endpoint():
     httpd.shutdown()
 
 
+def _stop(proc) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        raise
+
+
 def serve(tmp_path_factory, store, endpoint, *extra):
     home = tmp_path_factory.mktemp("iso-home")
     shutil.copytree(store.path, home / "chroma")
@@ -83,12 +92,7 @@ def serve(tmp_path_factory, store, endpoint, *extra):
 def served(tmp_path_factory, store, endpoint):
     proc, url, home, port = serve(tmp_path_factory, store, endpoint, "--allowed-host", "interviewer.test")
     yield url, home, port
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        raise
+    _stop(proc)
 
 
 def browser(url, **kw):
@@ -179,12 +183,7 @@ def test_twenty_sessions_at_once_do_not_cross_talk(served):
 def proxied(tmp_path_factory, store, endpoint):
     proc, url, _, _ = serve(tmp_path_factory, store, endpoint, "--user-header", "X-User")
     yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=20)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        raise
+    _stop(proc)
 
 
 def test_accounts_from_a_trusted_proxy_header_see_only_their_own(proxied):
