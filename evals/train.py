@@ -25,12 +25,11 @@ import numpy as np
 from evals.cases import BLIND_DIR, CASES_DIR, CaseError, load_cases
 from evals.metrics import spearman
 from interviewer.evidence import FEATURES, PointModel, calibrate, isotonic
-from interviewer.grading import PITFALL_MARGIN, WEIGHTS_PATH, EmbeddingGrader, degenerate
-from interviewer.scoring import CREDIT, Verdict, compute_score
+from interviewer.grading import LIST_CREDIT, PITFALL_MARGIN, WEIGHTS_PATH, EmbeddingGrader, degenerate, judge_point
+from interviewer.scoring import CREDIT, MISCONCEPTION_PENALTY, Verdict, compute_score
 from interviewer.settings import Settings
 from knowledge.bank import BankError
 from knowledge.store import Store
-from knowledge.text import evidence_units, split_sentences, windows
 
 LABEL = {"covered": 1.0, "partial": 0.5, "missed": 0.0}
 
@@ -42,36 +41,47 @@ class Example:
     tier: str
     weights: list[str]  # per key point
     labels: np.ndarray  # per key point, 0 / 0.5 / 1
-    x: np.ndarray  # key points x features
+    x: np.ndarray  # key points x features, from the sentences that say something
+    x_listed: np.ndarray | None  # the same from the sentences that only list terms (None: no such sentence)
     misconceptions: int  # confirmed pitfalls
     degenerate: bool
     extra: dict = field(default_factory=dict)
 
 
-def featurize(grader: EmbeddingGrader, cases, units_fn=None) -> list[Example]:
+def featurize(grader: EmbeddingGrader, cases) -> list[Example]:
+    """Each case read exactly as the grader reads it (`EmbeddingGrader.evidence`)."""
     out = []
     for n, c in enumerate(cases, 1):
         q = grader.store.question(c.question_id)
         kps = q.rubric.key_points
-        units, feats, _, pits = grader.features(q, c.answer, units_fn or evidence_units)
-        x = np.vstack([feats.get(kp.id, np.full(len(FEATURES), -0.3)) for kp in kps])
+        reading = grader.evidence(q, c.answer)
+
+        def matrix(ev):
+            return np.vstack([ev.feats.get(kp.id, np.full(len(FEATURES), -0.3)) for kp in kps]) if ev.units else \
+                np.tile(np.full(len(FEATURES), -0.3), (len(kps), 1))
+
         labels = np.array([LABEL["covered"] if kp.id in (c.covered or []) else
                            LABEL["partial"] if kp.id in c.partial else 0.0 for kp in kps])
-        miscs = sum(m.confirmed for m in grader.misconceptions(q, units, pits))  # the grader's own check
-        out.append(Example(c.question_id, c.gold, c.tier, [kp.weight for kp in kps], labels, x, miscs,
+        said = reading.said
+        miscs = sum(m.confirmed for m in grader.misconceptions(q, said.units, said.pitfalls))  # the grader's own check
+        out.append(Example(c.question_id, c.gold, c.tier, [kp.weight for kp in kps], labels, matrix(said),
+                           matrix(reading.listed) if reading.listed else None, miscs,
                            degenerate(q, c.answer) is not None))
         if n % 50 == 0:
             print(f"  features: {n}/{len(cases)}", file=sys.stderr)
     return out
 
 
-def raw_score(ex: Example, p: np.ndarray, cover_p: float, unclear_p: float) -> float:
-    """The grader's score before calibration: each point earns P(stated) (see EmbeddingGrader.grade)."""
+def raw_score(ex: Example, model: PointModel, cover_p: float, unclear_p: float, p: np.ndarray | None = None) -> float:
+    """The grader's score (see EmbeddingGrader.grade); `p`: P(stated) already predicted for ex.x."""
     if ex.degenerate:
         return 0.0
-    status = np.where(p >= cover_p, "covered", np.where(p >= unclear_p, "unclear", "missed"))
-    verdicts = [Verdict(key=f"kp{i}", weight=w, status=s, credit=float(c))
-                for i, (w, s, c) in enumerate(zip(ex.weights, status, p))]
+    p = model.predict(ex.x) if p is None else p
+    listed = model.predict(ex.x_listed) if ex.x_listed is not None else np.zeros(len(p))
+    verdicts = []
+    for i, (w, a, b) in enumerate(zip(ex.weights, p, listed)):
+        status, credit, _ = judge_point(float(a), float(b), cover_p, unclear_p)
+        verdicts.append(Verdict(key=f"kp{i}", weight=w, status=status, credit=credit))
     return compute_score(verdicts, ex.misconceptions)
 
 
@@ -82,15 +92,17 @@ def _folds(examples: list[Example], k: int) -> list[set[str]]:
     return [set(qids[i::k]) for i in range(k)]
 
 
-def out_of_fold(examples: list[Example], k: int = 5, l2: float = 1.0) -> list[np.ndarray]:
+def out_of_fold(examples: list[Example], k: int = 5, l2: float = 1.0) -> tuple[list[np.ndarray], list[PointModel]]:
+    """P(stated) for each example from a model not fitted on its question, and that model."""
     preds: list[np.ndarray | None] = [None] * len(examples)
+    models: list[PointModel | None] = [None] * len(examples)
     for held in _folds(examples, k):
         train = [e for e in examples if e.qid not in held]
         model = PointModel.fit(np.vstack([e.x for e in train]), np.concatenate([e.labels for e in train]), l2=l2)
         for i, e in enumerate(examples):
             if e.qid in held:
-                preds[i] = model.predict(e.x)
-    return preds  # type: ignore[return-value]
+                preds[i], models[i] = model.predict(e.x), model
+    return preds, models  # type: ignore[return-value]
 
 
 UNCLEAR_BAND = 0.15  # below cover_p by this much a point is "unclear"; under it, "missed"
@@ -136,9 +148,9 @@ def report(examples: list[Example], scores: list[float], label: str) -> dict:
 
 def fit(examples: list[Example], folds: int = 5, l2: float = 1.0) -> tuple[dict, dict]:
     """(weights to ship, cross-validated figures)."""
-    preds = out_of_fold(examples, folds, l2)
+    preds, models = out_of_fold(examples, folds, l2)
     cover_p, unclear_p = choose_thresholds(examples, preds)
-    raw = [raw_score(e, p, cover_p, unclear_p) for e, p in zip(examples, preds)]
+    raw = [raw_score(e, m, cover_p, unclear_p, p) for e, m, p in zip(examples, models, preds)]
     cv = {"raw": report(examples, raw, "cross-validated raw"),
           "calibrated": report(examples, _calibrated_out_of_fold(examples, raw, folds), "cross-validated calibrated"),
           "key_point_macro_f1": round(_macro_f1(np.concatenate([e.labels for e in examples]) >= 0.5,
@@ -149,7 +161,8 @@ def fit(examples: list[Example], folds: int = 5, l2: float = 1.0) -> tuple[dict,
     cv["calibration_used"] = bool(knots)
     model = PointModel.fit(np.vstack([e.x for e in examples]), np.concatenate([e.labels for e in examples]), l2=l2)
     weights = {"point_model": model.to_json(), "cover_p": cover_p, "unclear_p": unclear_p,
-               "pitfall_margin": PITFALL_MARGIN, "calibration": [[round(a, 3), round(b, 3)] for a, b in knots],
+               "pitfall_margin": PITFALL_MARGIN, "list_credit": LIST_CREDIT,
+               "misconception_penalty": MISCONCEPTION_PENALTY, "calibration": [[round(a, 3), round(b, 3)] for a, b in knots],
                "credit": CREDIT, "trained_on": {"answers": len(examples), "questions": len({e.qid for e in examples}),
                                                 "key_points": int(sum(len(e.labels) for e in examples))},
                "cross_validated": cv}
@@ -170,7 +183,7 @@ def _calibrated_out_of_fold(examples: list[Example], raw: list[float], folds: in
 def apply(weights: dict, examples: list[Example]) -> list[float]:
     model = PointModel.from_json(weights["point_model"])
     knots = [tuple(k) for k in weights["calibration"]]
-    return [0.0 if e.degenerate else calibrate(raw_score(e, model.predict(e.x), weights["cover_p"], weights["unclear_p"]), knots)
+    return [0.0 if e.degenerate else calibrate(raw_score(e, model, weights["cover_p"], weights["unclear_p"]), knots)
             for e in examples]
 
 
@@ -179,10 +192,11 @@ def _without(examples: list[Example], drop: list[str]) -> list[Example]:
     idx = [FEATURES.index(f) for f in drop]
     out = []
     for e in examples:
-        x = e.x.copy()
-        for i in idx:
-            x[:, i] = x[:, FEATURES.index("margin_main")] if FEATURES[i] == "margin_variant" else 0.0
-        out.append(Example(e.qid, e.gold, e.tier, e.weights, e.labels, x, e.misconceptions, e.degenerate))
+        xs = [e.x.copy(), None if e.x_listed is None else e.x_listed.copy()]
+        for x in xs:
+            for i in idx if x is not None else []:
+                x[:, i] = x[:, FEATURES.index("margin_main")] if FEATURES[i] == "margin_variant" else 0.0
+        out.append(Example(e.qid, e.gold, e.tier, e.weights, e.labels, xs[0], xs[1], e.misconceptions, e.degenerate))
     return out
 
 
@@ -223,7 +237,6 @@ def main(argv: list[str] | None = None) -> int:
 def _ablation(args, grader: EmbeddingGrader, cases, examples: list[Example]) -> int:
     test_cases = [c for c in load_cases([BLIND_DIR / "test.jsonl"]) if c.question_id]
     test = featurize(grader, test_cases)
-    sentence_units = lambda text: windows(split_sentences(text))  # noqa: E731  (the previous grader's units)
     rows = {}
     variants = {
         "all levers": ([], None),
@@ -231,11 +244,14 @@ def _ablation(args, grader: EmbeddingGrader, cases, examples: list[Example]) -> 
         "no term overlap": (["terms"], None),
         "no competition (ownership, pitfall)": (["ownership", "pitfall"], None),
         "no negation": (["negation_flip"], None),
-        "sentence units (no clauses)": ([], sentence_units),
+        "no screening (term lists and grader instructions read as answers)": ([], False),
     }
-    for name, (drop, units_fn) in variants.items():
-        tr, te = (examples, test) if units_fn is None else (featurize(grader, cases, units_fn),
-                                                            featurize(grader, test_cases, units_fn))
+    for name, (drop, screen) in variants.items():
+        if screen is None:
+            tr, te = examples, test
+        else:
+            plain = EmbeddingGrader(grader.store, weights={}, screen=screen)
+            tr, te = featurize(plain, cases), featurize(plain, test_cases)
         weights, _ = fit(_without(tr, drop), args.folds, args.l2)
         rows[name] = report(_without(te, drop), apply(weights, _without(te, drop)), f"blind test, {name}")
     print(json.dumps(rows, ensure_ascii=False, indent=1))

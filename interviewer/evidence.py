@@ -12,6 +12,8 @@ Per key point, over the answer's evidence units (sentences, clauses, neighbour p
 - ownership:      how much better the best unit fits this point than any other point of the rubric
 - pitfall:        how much better that unit fits a pitfall than this point
 - negation_flip:  the unit and the point disagree on negation ("不是…", "not …")
+- ownership_near: the best ownership among units almost as close as the best one: a dense sentence that
+                  resembles every point owns none of them, while its clause "得到悲观下界" owns one
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 FEATURES = ("margin_main", "margin_variant", "cosine", "support", "terms", "ownership", "pitfall", "negation_flip")
+NEAR_BEST = 0.06  # ownership_near looks at the units whose margin is within this of the point's best
 
 _CJK = re.compile(r"[\u4e00-\u9fff]+")
 _WORD = re.compile(r"[A-Za-z][A-Za-z0-9_\-]*|[α-ωΑ-Ωεπθλγσ∇Σ]")
@@ -109,6 +112,9 @@ def point_features(units: list[str], unit_vecs: np.ndarray, rubric: RubricTexts,
         u = int(combined.argmax())
         order = np.sort(combined)[::-1]
         others = [per_unit[o][u] for o in rubric.point_ids if o != kid]
+        rivals = np.max(np.vstack([per_unit[o] for o in rubric.point_ids if o != kid]), axis=0) \
+            if len(rubric.point_ids) > 1 else combined - 0.1
+        near = combined >= combined.max() - NEAR_BEST
         pit = max((p[u] for p in pit_unit.values()), default=-0.2)
         cos = float((unit_vecs @ rubric.point_vecs[kid].T).max())
         term_recall = max(index.recall(t, answer_terms) for t in rubric.point_texts[kid])
@@ -127,6 +133,17 @@ def point_features(units: list[str], unit_vecs: np.ndarray, rubric: RubricTexts,
         if kp_on_unit is None or p[u] > kp_on_unit[u]:
             pitfalls[i] = (float(p[u]), u)
     return feats, best, pitfalls
+
+
+def compose(vecs: np.ndarray, tokens: np.ndarray, pairs: list[tuple[int, int]]) -> np.ndarray:
+    """Vectors of joined texts from their parts' vectors: the token-weighted mean, normalised. e5 pools
+    by the mean over tokens, so this is close to embedding the joined text (cosine 0.99 on the blind
+    set's neighbouring sentences) and costs nothing."""
+    if not pairs:
+        return np.zeros((0, vecs.shape[1]), dtype=np.float32)
+    i, j = np.array(pairs).T
+    out = tokens[i, None] * vecs[i] + tokens[j, None] * vecs[j]
+    return (out / np.linalg.norm(out, axis=1, keepdims=True)).astype(np.float32)
 
 
 def contradiction_confirmed(unit: str, pitfall_texts: list[str], point_texts: list[str]) -> bool:

@@ -15,6 +15,7 @@ import difflib
 import json
 import re
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -24,16 +25,19 @@ from pydantic import BaseModel, Field
 from interviewer import prompts
 from interviewer.llm import ChatModel
 from interviewer.errors import GraderError
-from interviewer.evidence import PointModel, RubricTexts, TermIndex, calibrate, contradiction_confirmed, point_features
+from interviewer.evidence import (PointModel, RubricTexts, TermIndex, calibrate, compose, contradiction_confirmed,
+                                  point_features, terms)
 from interviewer.scoring import Grade, Misconception, Verdict, compute_score, confirmed, feedback, says_dont_know
-from knowledge.embed import embed
+from interviewer.screening import grader_directives, split_listed
+from knowledge.embed import embed, token_counts
 from knowledge.schema import Question
 from knowledge.store import Store
-from knowledge.text import evidence_units, split_sentences
+from knowledge.text import evidence_plan, split_sentences
 
 PITFALL_MARGIN = 0.06  # a pitfall needs this margin over its baseline (and over every key point) to count
 NEGATIVE_QUANTILE = 0.95  # a text's baseline: this quantile of its similarity to other questions' reference sentences
 MAX_GRADED_CHARS = 6000
+LIST_CREDIT = 0.15  # the most a key point earns when the answer only names it in a list of terms
 WEIGHTS_PATH = Path(__file__).resolve().parent / "grader_weights.json"  # written by `python -m evals.train`
 
 
@@ -90,21 +94,65 @@ def load_weights(path: Path = WEIGHTS_PATH) -> dict:
         raise GraderError(f"{path}: unreadable grader weights ({exc}); run `python -m evals.train` to rewrite them") from None
 
 
+@dataclass(frozen=True)
+class Evidence:
+    units: list[str]
+    feats: dict[str, np.ndarray]  # kp id -> features (evidence.FEATURES)
+    best: dict[str, int]  # kp id -> its best unit
+    pitfalls: dict[int, tuple[float, int]]  # pitfall -> (margin, unit)
+
+
+@dataclass(frozen=True)
+class Reading:
+    said: Evidence  # the sentences that say something
+    listed: Evidence | None  # the sentences that only list terms (screening.term_list), if any
+    removed: list[str]  # pieces addressed to a grader, not graded
+
+
+def judge_point(p: float, p_listed: float, cover_p: float, unclear_p: float) -> tuple[str, float, bool]:
+    """(status, credit, found only in a list of terms) of one key point.
+
+    Covered (P(stated) >= cover_p) earns the point in full: the grade must not shave points off what
+    the candidate said. Unclear earns what the evidence supports (P). A point only named in a list of
+    terms is unclear, with little credit: naming is not explaining, and the interviewer asks about it."""
+    if p >= cover_p:
+        return "covered", 1.0, False
+    if p >= unclear_p:
+        return "unclear", p, False
+    if p_listed >= unclear_p:
+        return "unclear", min(p_listed, LIST_CREDIT), True
+    return "missed", 0.0, False
+
+
+_ITEM = re.compile(r"[、，,；;]+")
+
+
+def _named_item(unit: str, kp) -> str:
+    """The item of a term list that names this key point (the most shared terms), to quote it back."""
+    mine = set(terms(kp.zh)) | set(terms(kp.en))
+    items = [i.strip() for i in _ITEM.split(unit) if i.strip()]
+    if len(items) < 3:  # a list separated by spaces only
+        items = unit.split()
+    best = max(items, key=lambda i: len(set(terms(i)) & mine), default=unit)
+    return best if set(terms(best)) & mine else unit
+
+
 class EmbeddingGrader:
-    """Key-point matching on CPU. Each answer is cut into evidence units (sentences, clauses, neighbour
-    pairs); for each key point the features in `evidence.FEATURES` (similarity to the point and to its
-    variants, term overlap, competition with the other points and the pitfalls, negation) go through a
-    logistic model fitted on labelled answers (`python -m evals.train`) to give P(stated). A point is
-    covered above `cover_p`, unclear between `unclear_p` and `cover_p` (borderline: neither credited in
-    full nor called missed), missed below. The key point a follow-up asked about is read with the lower
-    bar: the interviewer knows what it asked. A sentence resembling a pitfall counts as a misconception
-    only when the contradiction check confirms it. The raw score is mapped onto the gold scale by a
-    monotone calibration fitted with the weights."""
+    """Key-point matching on CPU. Text addressed to a grader is dropped and bare lists of terms are set
+    apart (`screening`). The rest is cut into evidence units (sentences, clauses, neighbour pairs); for
+    each key point the features in `evidence.FEATURES` (similarity to the point and to its variants,
+    term overlap, competition with the other points and the pitfalls, negation) go through a logistic
+    model fitted on labelled answers (`python -m evals.train`) to give P(stated). A point is covered
+    above `cover_p` (full credit), unclear between `unclear_p` and `cover_p` (credit P: borderline,
+    neither credited in full nor called missed), missed below. The key point a follow-up asked about is
+    read with the lower bar: the interviewer knows what it asked. A sentence resembling a pitfall counts
+    as a misconception only when the contradiction check confirms it."""
 
     name = "embedding"
 
-    def __init__(self, store: Store, weights: dict | None = None):
+    def __init__(self, store: Store, weights: dict | None = None, screen: bool = True):
         self.store = store
+        self.screen = screen  # False: read grader instructions and term lists as answer text (an ablation)
         self._weights = weights
         self._model: PointModel | None = None
         self._index: TermIndex | None = None
@@ -161,30 +209,68 @@ class EmbeddingGrader:
         self._rubrics[question.id] = out
         return out
 
-    def features(self, question: Question, answer: str, units_fn=evidence_units):
-        """(units, {kp id: features}, {kp id: best unit}, {pitfall: (margin, unit)})."""
-        units = units_fn(answer)
+    def _units(self, sentences: list[str]) -> tuple[list[str], np.ndarray]:
+        """Evidence units and their vectors: sentences and clauses embedded, neighbour pairs composed."""
+        units, pairs = evidence_plan(sentences)
         if not units:
-            return [], {}, {}, {}
-        feats, best, pitfalls = point_features(units, embed(units), self.rubric_texts(question),
-                                               self._term_index(), answer)
-        return units, feats, best, pitfalls
+            return [], np.zeros((0, 384), dtype=np.float32)
+        vecs = embed(units)
+        if not pairs:
+            return units, vecs
+        paired = sorted({i for p in pairs for i in p})
+        tokens = np.zeros(len(units), dtype=np.float32)
+        tokens[paired] = token_counts([units[i] for i in paired])
+        return units + [units[i] + units[j] for i, j in pairs], np.vstack([vecs, compose(vecs, tokens, pairs)])
+
+    def _read(self, question: Question, sentences: list[str], answer: str) -> Evidence:
+        units, vecs = self._units(sentences)
+        if not units:
+            return Evidence([], {}, {}, {})
+        feats, best, pitfalls = point_features(units, vecs, self.rubric_texts(question), self._term_index(), answer)
+        return Evidence(units, feats, best, pitfalls)
+
+    def evidence(self, question: Question, answer: str) -> Reading:
+        """What the grader reads in an answer: the instructions to a grader it drops, the evidence in the
+        sentences that say something, and, apart, the sentences that only list terms."""
+        if not self.screen:
+            return Reading(self._read(question, split_sentences(answer), answer), None, [])
+        text, removed = grader_directives(answer)
+        said, listed = split_listed(text)
+        return Reading(self._read(question, said, text), self._read(question, listed, text) if listed else None, removed)
+
+    def point_probabilities(self, question: Question, reading: Reading) -> tuple[np.ndarray, np.ndarray]:
+        """P(stated) per key point from the sentences that say something, and from the term lists."""
+        def probs(ev: Evidence | None) -> np.ndarray:
+            if ev is None or not ev.units:
+                return np.zeros(len(question.rubric.key_points))
+            return self.model.predict(np.vstack([ev.feats[kp.id] for kp in question.rubric.key_points]))
+        return probs(reading.said), probs(reading.listed)
 
     def grade(self, question: Question, answer: str, lang: str, focus: str | None = None) -> Grade:
         text, notes = _clip(answer)
-        units, feats, best, pitfalls = self.features(question, text)
+        reading = self.evidence(question, text)
+        said, listed = self.point_probabilities(question, reading)
         w = self.weights
         verdicts = []
-        for kp in question.rubric.key_points:
-            p = float(self.model.predict(feats[kp.id][None, :])[0]) if kp.id in feats else 0.0
+        for kp, p, q in zip(question.rubric.key_points, said, listed):
             cover = w["unclear_p"] if kp.id == focus else w["cover_p"]
-            status = "covered" if p >= cover else "unclear" if p >= w["unclear_p"] else "missed"
-            evidence = units[best[kp.id]] if status != "missed" else ""
-            credit = 1.0 if status == "covered" and kp.id == focus else round(p, 3)
+            status, credit, from_list = judge_point(float(p), float(q), cover, w["unclear_p"])
+            if status == "missed":
+                evidence = ""
+            elif from_list:
+                evidence = _named_item(reading.listed.units[reading.listed.best[kp.id]], kp)
+            else:
+                evidence = reading.said.units[reading.said.best[kp.id]]
             verdicts.append(Verdict(key=kp.id, weight=kp.weight, status=status, evidence=evidence,
-                                    confidence=round(p, 3), credit=credit))
-        misconceptions = self.misconceptions(question, units, pitfalls)
-        return _finish(self.name, question, verdicts, misconceptions, text, lang, notes, scale=self.scale)
+                                    confidence=round(float(max(p, q) if from_list else p), 3), credit=round(credit, 3)))
+        misconceptions = self.misconceptions(question, reading.said.units, reading.said.pitfalls)
+        if reading.removed:
+            notes = notes + ["ignored text addressed to the grader: " + " / ".join(reading.removed)]
+        grade = _finish(self.name, question, verdicts, misconceptions, text, lang, notes, scale=self.scale)
+        if reading.removed:
+            grade.feedback += ("\n已忽略：回答里写给评分器的指令（只按你的回答内容评分）。" if lang == "zh" else
+                               "\nIgnored: instructions addressed to the grader (only what you answered is graded).")
+        return grade
 
     def misconceptions(self, question: Question, units: list[str], pitfalls: dict) -> list[Misconception]:
         """The pitfalls an answer resembles closely enough; `confirmed` where the contradiction check says

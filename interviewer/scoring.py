@@ -14,8 +14,8 @@ from knowledge.schema import WEIGHT_VALUES, Question
 Status = Literal["covered", "partial", "unclear", "missed"]
 CREDIT: dict[str, float] = {"covered": 1.0, "partial": 0.5, "unclear": 0.5, "missed": 0.0}
 OPTIONAL_BONUS = 0.5  # points per covered optional key point
-MISCONCEPTION_PENALTY = 1.5
-MAX_PENALTY = 4.5
+MISCONCEPTION_PENALTY = 2.5  # a confirmed misconception (chosen by cross-validation with `python -m evals.train`)
+MAX_PENALTY = 5.0
 
 _DONT_KNOW = re.compile(
     r"不知道|不清楚|不太清楚|不了解|没了解|不会|不记得|忘了|没接触|没用过|"

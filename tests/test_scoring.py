@@ -3,7 +3,7 @@
     python -m pytest tests/test_scoring.py
 """
 
-from interviewer.scoring import Verdict, compute_score, says_dont_know
+from interviewer.scoring import MAX_PENALTY, MISCONCEPTION_PENALTY, Verdict, compute_score, says_dont_know
 
 
 def v(weight, status):
@@ -32,7 +32,8 @@ def test_optional_points_are_a_bonus_not_a_requirement():
 
 def test_misconceptions_cost_points_and_score_is_clamped():
     full = [v("essential", "covered"), v("important", "covered")]
-    assert compute_score(full, misconceptions=1) == 8.5
+    assert compute_score(full, misconceptions=1) == 10 - MISCONCEPTION_PENALTY
+    assert compute_score(full, misconceptions=9) == 10 - MAX_PENALTY
     assert compute_score([v("essential", "missed")], misconceptions=3) == 0.0
 
 
