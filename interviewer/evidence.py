@@ -25,7 +25,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-FEATURES = ("margin_main", "margin_variant", "cosine", "support", "terms", "ownership", "pitfall", "negation_flip")
+FEATURES = ("margin_main", "margin_variant", "cosine", "support", "terms", "ownership", "pitfall", "negation_flip",
+            "ownership_near")
 NEAR_BEST = 0.06  # ownership_near looks at the units whose margin is within this of the point's best
 
 _CJK = re.compile(r"[\u4e00-\u9fff]+")
@@ -123,7 +124,7 @@ def point_features(units: list[str], unit_vecs: np.ndarray, rubric: RubricTexts,
         feats[kid] = np.array([
             float(main.max()), float(variant.max()), cos, float(order[1] if len(order) > 1 else order[0]),
             term_recall, float(combined[u] - max(others, default=combined[u] - 0.1)),
-            float(pit - combined[u]), flip,
+            float(pit - combined[u]), flip, float((combined - rivals)[near].max()),
         ], dtype=np.float64)
         best[kid] = u
     pitfalls: dict[int, tuple[float, int]] = {}

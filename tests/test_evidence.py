@@ -5,7 +5,7 @@
 
 import numpy as np
 
-from interviewer.evidence import (PointModel, TermIndex, calibrate, contradiction_confirmed, isotonic, negated,
+from interviewer.evidence import (FEATURES, PointModel, TermIndex, calibrate, contradiction_confirmed, isotonic, negated,
                                   terms)
 from knowledge.text import clauses, evidence_plan, evidence_units
 
@@ -47,7 +47,7 @@ def test_a_pitfall_that_is_negated_is_not_a_confirmed_contradiction():
 
 def test_the_point_model_learns_a_separable_rule_and_round_trips():
     rng = np.random.default_rng(0)
-    x = rng.normal(size=(400, 8))
+    x = rng.normal(size=(400, len(FEATURES)))
     y = (x[:, 0] + 0.5 * x[:, 4] > 0).astype(float)
     m = PointModel.fit(x, y)
     assert ((m.predict(x) > 0.5) == (y > 0.5)).mean() > 0.95
