@@ -110,8 +110,8 @@ def test_a_short_interview_in_a_real_browser(served, tmp_path):
         assert page.locator("#chat .katex").count() >= 1  # the formula rendered
         page.click("#end")
         page.wait_for_selector("#report h1", timeout=120_000)
-        page.wait_for_selector("#topics .bar-fill", state="attached", timeout=20_000)  # now there is data
-        page.wait_for_selector("#downloads a", timeout=20_000)
+        page.wait_for_selector("#topics .bar-fill", state="attached", timeout=60_000)  # now there is data
+        page.wait_for_selector("#downloads a", timeout=60_000)
         assert visible(page, "#topics") and visible(page, "#downloads")
         # the chart's scale is fixed at 0-10: a bar's width is its score in tenths of the track
         widths = page.eval_on_selector_all("#topics .bar-fill", "els => els.map(e => e.style.width)")
