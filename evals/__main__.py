@@ -67,7 +67,7 @@ def _open_model(args) -> list:
 
 def case_sets(args) -> dict[str, list[Path]]:
     """The sets to evaluate, each reported on its own: by default the answer ladders (written by the
-    rubric authors) and the blind set's reported split (written without the rubrics)."""
+    rubric authors; the grader is fitted on them) and the held-out blind set (written without the rubrics)."""
     if args.cases:
         return {"cases": args.cases}
     sets = {"ladders": [CASES_DIR]}

@@ -19,9 +19,10 @@ from knowledge.store import Store
 log = logging.getLogger(__name__)
 
 CASES_DIR = Path(__file__).resolve().parent / "cases"
-BLIND_DIR = Path(__file__).resolve().parent / "blind"
-BLIND_TEST = BLIND_DIR / "test.jsonl"  # the reported split: never fitted or tuned on
-BLIND_SECOND = BLIND_DIR / "second_grader.jsonl"  # a second, independent gold for a sample of the blind set
+BLIND_DIR = Path(__file__).resolve().parent / "blind"  # provenance of every file: evals/blind/README.md
+BLIND_TRAIN = [BLIND_DIR / "train.jsonl", BLIND_DIR / "dev.jsonl"]  # the first blind set: the grader is fitted on it
+BLIND_TEST = BLIND_DIR / "heldout.jsonl"  # the reported set: never fitted or tuned on
+BLIND_SECOND = BLIND_DIR / "heldout_second_grader.jsonl"  # a second, independent gold for a sample of the held-out set
 MIN_MATCH = 0.85  # below this similarity, a question text is reported as unmatched
 
 
@@ -36,6 +37,7 @@ class Case(BaseModel):
     lang: str = "zh"
     id: str | None = None  # blind-set answers carry an id (the second grader's labels refer to it)
     persona: str | None = None  # blind set: who the answer writer played (strong, terse, english, ...)
+    note: str = ""  # blind set: what decided the gold grader's grade
     covered: list[str] | None = None
     partial: list[str] = Field(default_factory=list)
     misconceptions: list[str] = Field(default_factory=list)
@@ -112,14 +114,13 @@ def resolve(cases: list[Case], store: Store) -> tuple[list[Resolved], list[str]]
     return out, notes
 
 
-def agreement(first: Path = BLIND_DIR, second: Path = BLIND_SECOND) -> dict | None:
+def agreement(first: Path = BLIND_TEST, second: Path = BLIND_SECOND) -> dict | None:
     """How far two independent gold graders agree on the blind answers both graded."""
     from evals.metrics import spearman
 
-    if not second.exists():
+    if not (first.exists() and second.exists()):
         return None
-    gold = {c.id: c.gold for f in ("train.jsonl", "test.jsonl") if (first / f).exists()
-            for c in load_cases([first / f]) if c.id}
+    gold = {c.id: c.gold for c in load_cases([first]) if c.id}
     pairs = [(gold[c.id], c.gold) for c in load_cases([second]) if c.id in gold]
     if not pairs:
         return None

@@ -27,7 +27,7 @@ def recommend(results: dict) -> str:
 
 
 SET_TITLES = {"ladders": "Answer ladders (written by the rubric authors: flattering)",
-              "blind": "Blind set, reported split (written without the rubrics; nothing was tuned on it)",
+              "blind": "Held-out blind set (written without the rubrics; nothing was fitted or tuned on it)",
               "cases": "Cases"}
 
 

@@ -1,9 +1,9 @@
 """`python -m evals.train`: fit the embedding grader's key-point model and score calibration.
 
-Training data: the answer ladders (`evals/cases/`) and the training split of the blind set
-(`evals/blind/train.jsonl`), each answer labelled per key point (covered / partial / missed) and
-with a 0-10 gold. The blind set's reported split (`evals/blind/test.jsonl`) is never read here,
-except by `--ablation`, which only reports (it writes no weights).
+Training data: the answer ladders (`evals/cases/`) and the first blind set (`evals/blind/train.jsonl`
+and `dev.jsonl`), each answer labelled per key point (covered / partial / missed) and with a 0-10
+gold. The held-out blind set (`evals/blind/heldout.jsonl`) is never read here, except by
+`--ablation`, which only reports (it writes no weights).
 
 Validation is by question-grouped folds: no question's answers are in both the fitting and the
 scoring part of a fold, so the cross-validated figures say how the grader does on a rubric it
@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evals.cases import BLIND_DIR, CASES_DIR, CaseError, load_cases
+from evals.cases import BLIND_TEST, BLIND_TRAIN, CASES_DIR, CaseError, load_cases
 from evals.metrics import spearman
 from interviewer.evidence import FEATURES, PointModel, calibrate, isotonic
 from interviewer.grading import LIST_CREDIT, PITFALL_MARGIN, WEIGHTS_PATH, EmbeddingGrader, degenerate, judge_point
@@ -205,12 +205,12 @@ def _without(examples: list[Example], drop: list[str]) -> list[Example]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m evals.train", description=__doc__.split("\n\n")[0])
     p.add_argument("--cases", type=Path, action="append",
-                   help=f"labelled cases to fit on (default: {CASES_DIR} and {BLIND_DIR / 'train.jsonl'})")
+                   help=f"labelled cases to fit on (default: {CASES_DIR} and {', '.join(map(str, BLIND_TRAIN))})")
     p.add_argument("--out", type=Path, default=WEIGHTS_PATH, help="where the weights go")
     p.add_argument("--folds", type=int, default=5)
     p.add_argument("--l2", type=float, default=1.0)
     p.add_argument("--ablation", action="store_true",
-                   help="fit with each lever removed and report on the blind set's reported split (writes nothing)")
+                   help="fit with each lever removed and report on the held-out blind set (writes nothing)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     if args.folds < 2:
@@ -218,7 +218,7 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         store = Store.open(Settings.from_env().store_path)
-        cases = [c for c in load_cases(args.cases or [CASES_DIR, BLIND_DIR / "train.jsonl"])
+        cases = [c for c in load_cases(args.cases or [CASES_DIR, *BLIND_TRAIN])
                  if c.question_id and c.covered is not None]
         if not cases:
             print("error: no labelled cases (each needs question_id and covered)", file=sys.stderr)
@@ -237,7 +237,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _ablation(args, grader: EmbeddingGrader, cases, examples: list[Example]) -> int:
-    test_cases = [c for c in load_cases([BLIND_DIR / "test.jsonl"]) if c.question_id]
+    test_cases = [c for c in load_cases([BLIND_TEST]) if c.question_id]
     test = featurize(grader, test_cases)
     rows = {}
     variants = {
