@@ -80,7 +80,8 @@ def to_markdown(results: dict, meta: dict, name: str = "cases", counts: dict | N
                 f"- competent answers (excellent, good, terse but right, partial): {f['competent_answers']}; the first "
                 f"follow-up challenged a sentence gold does not call wrong on {_f(f['false_challenge_rate'])} of them; "
                 f"{_f(f['redundant_gap_rate'])} of their {f['competent_gap_questions']} gap questions asked for a point "
-                f"gold marks as stated; {f['clarifications']} began by asking to make an unclear sentence precise"]
+                f"gold marks as stated; {f['clarifications']} began by asking to make an unclear sentence precise, "
+                f"{f['clarified_stated']} of them about a point gold marks as fully stated"]
     if meta["notes"]:
         out += ["", "## Notes", ""] + [f"- {n}" for n in meta["notes"]]
     return "\n".join(out) + "\n"

@@ -80,12 +80,16 @@ class Progress:
         self.lock = threading.Lock()
 
     def tick(self) -> None:
+        """A bar redrawn in place on a terminal; in a log file, a line per tenth (not one per answer)."""
         with self.lock:
             self.done += 1
-            bar = "#" * int(30 * self.done / self.total)
-            print(f"\r{self.label:>14} [{bar:<30}] {self.done}/{self.total}", end="", file=sys.stderr, flush=True)
-            if self.done == self.total:
-                print(file=sys.stderr)
+            if sys.stderr.isatty():
+                bar = "#" * int(30 * self.done / self.total)
+                print(f"\r{self.label:>14} [{bar:<30}] {self.done}/{self.total}", end="", file=sys.stderr, flush=True)
+                if self.done == self.total:
+                    print(file=sys.stderr)
+            elif self.done == self.total or self.done % max(1, self.total // 10) == 0:
+                print(f"{self.label:>14}: {self.done}/{self.total}", file=sys.stderr, flush=True)
 
 
 @dataclass
@@ -147,9 +151,10 @@ def followup_quality(items: list[Resolved], grades: dict[int, Grade], store: Sto
 
     Judged against the gold labels (written by a separate grader, not by the grader under test):
     on competent answers, a challenge whose pitfall gold does not list accuses a correct sentence,
-    and a gap question on a key point gold marks covered asks what was just said."""
+    a gap question on a key point gold marks covered asks what was just said, and a clarification of
+    such a point asks the candidate to say again, more precisely, what they said (milder, still a cost)."""
     hits = gaps = unnecessary = complete = repeats = leaked = 0
-    competent = false_challenges = comp_gaps = redundant = clarifications = 0
+    competent = false_challenges = comp_gaps = redundant = clarifications = clarified_stated = 0
     for idx, item in enumerate(items):
         grade, c = grades.get(idx), item.case
         if grade is None or c.covered is None:
@@ -185,6 +190,7 @@ def followup_quality(items: list[Resolved], grades: dict[int, Grade], store: Sto
         if c.tier in COMPETENT:
             competent += 1
             clarifications += first.action == "clarify"
+            clarified_stated += first.action == "clarify" and first.target in c.covered
             if first.action == "challenge":
                 false_challenges += first.target.split(":")[1] not in c.misconceptions
             if first.action == "gap":
@@ -196,7 +202,8 @@ def followup_quality(items: list[Resolved], grades: dict[int, Grade], store: Sto
             "unnecessary_followups": unnecessary, "competent_answers": competent,
             "false_challenge_rate": rate(false_challenges, competent), "false_challenges": false_challenges,
             "competent_gap_questions": comp_gaps, "redundant_gap_rate": rate(redundant, comp_gaps),
-            "clarifications": clarifications}
+            "clarifications": clarifications, "clarified_stated": clarified_stated,
+            "clarified_stated_rate": rate(clarified_stated, clarifications)}
 
 
 def evaluate(runs: list[GraderRun]) -> dict:

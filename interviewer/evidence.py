@@ -14,6 +14,10 @@ Per key point, over the answer's evidence units (sentences, clauses, neighbour p
 - negation_flip:  the unit and the point disagree on negation ("不是…", "not …")
 - ownership_near: the best ownership among units almost as close as the best one: a dense sentence that
                   resembles every point owns none of them, while its clause "得到悲观下界" owns one
+- contrast:       how much better the best unit fits one of the point's contrasts (its near-miss false
+                  versions: "λ 越大偏差越大" against "λ 越大偏差越小") than the point itself
+- contrast_terms: on the best unit, the share of a contrast's own terms it uses (the flipped words: 下界,
+                  ε_low) minus the share of the point's own terms it uses (上界, ε_high); the best contrast
 """
 
 from __future__ import annotations
@@ -21,12 +25,13 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
 FEATURES = ("margin_main", "margin_variant", "cosine", "support", "terms", "ownership", "pitfall", "negation_flip",
-            "ownership_near")
+            "ownership_near", "contrast", "contrast_terms")
+NO_CONTRAST = -0.2  # the margin of a contrast a point does not have
 NEAR_BEST = 0.06  # ownership_near looks at the units whose margin is within this of the point's best
 
 _CJK = re.compile(r"[\u4e00-\u9fff]+")
@@ -89,6 +94,9 @@ class RubricTexts:
     point_base: dict[str, np.ndarray]  # kp id -> negative baseline per text
     pitfall_vecs: dict[int, np.ndarray]
     pitfall_base: dict[int, np.ndarray]
+    contrast_texts: dict[str, list[str]] = field(default_factory=dict)  # kp id -> its contrasts (may be absent)
+    contrast_vecs: dict[str, np.ndarray] = field(default_factory=dict)
+    contrast_base: dict[str, np.ndarray] = field(default_factory=dict)
 
 
 def point_features(units: list[str], unit_vecs: np.ndarray, rubric: RubricTexts, index: TermIndex,
@@ -121,10 +129,15 @@ def point_features(units: list[str], unit_vecs: np.ndarray, rubric: RubricTexts,
         term_recall = max(index.recall(t, answer_terms) for t in rubric.point_texts[kid])
         closest_text = rubric.point_texts[kid][int(m[u].argmax())]
         flip = float(negated(units[u]) != negated(closest_text))
+        against = float((rubric.contrast_vecs[kid] @ unit_vecs[u] - rubric.contrast_base[kid]).max()) \
+            if kid in rubric.contrast_vecs else NO_CONTRAST
         feats[kid] = np.array([
             float(main.max()), float(variant.max()), cos, float(order[1] if len(order) > 1 else order[0]),
             term_recall, float(combined[u] - max(others, default=combined[u] - 0.1)),
             float(pit - combined[u]), flip, float((combined - rivals)[near].max()),
+            float(against - combined[u]),
+            contrast_terms(units[u], rubric.point_texts[kid][:rubric.point_main[kid]], rubric.contrast_texts.get(kid, []),
+                           index),
         ], dtype=np.float64)
         best[kid] = u
     pitfalls: dict[int, tuple[float, int]] = {}
@@ -134,6 +147,25 @@ def point_features(units: list[str], unit_vecs: np.ndarray, rubric: RubricTexts,
         if kp_on_unit is None or p[u] > kp_on_unit[u]:
             pitfalls[i] = (float(p[u]), u)
     return feats, best, pitfalls
+
+
+def contrast_terms(unit: str, point_texts: list[str], contrasts: list[str], index: TermIndex) -> float:
+    """On one unit, the best contrast's case: the idf-weighted share of the terms only that contrast has (the
+    flipped words) that the unit uses, minus the share of the terms only the point has that it uses. Near 1:
+    the unit says the contrast's words instead of the point's; negative: it keeps the point's own words."""
+    said = set(terms(unit))
+    mine = set().union(*(set(terms(t)) for t in point_texts)) if point_texts else set()
+
+    def share(ts: set[str]) -> float:
+        total = sum(index.idf(t) for t in ts)
+        return sum(index.idf(t) for t in ts if t in said) / total if total else 0.0
+
+    best = -1.0 if contrasts else 0.0
+    for c in contrasts:
+        theirs = set(terms(c))
+        if theirs - mine:
+            best = max(best, share(theirs - mine) - share(mine - theirs))
+    return float(best)
 
 
 def compose(vecs: np.ndarray, tokens: np.ndarray, pairs: list[tuple[int, int]]) -> np.ndarray:
@@ -147,16 +179,32 @@ def compose(vecs: np.ndarray, tokens: np.ndarray, pairs: list[tuple[int, int]]) 
     return (out / np.linalg.norm(out, axis=1, keepdims=True)).astype(np.float32)
 
 
-def contradiction_confirmed(unit: str, pitfall_texts: list[str], point_texts: list[str]) -> bool:
-    """Is a sentence that resembles a pitfall really asserting it? Not when it negates what the pitfall
-    asserts ("不是为了让梯度更大" against "取 min 是为了让梯度更大"), and not when it shares more of the
-    correct point's terms than of the pitfall's own (a pitfall is a near-miss of the truth)."""
-    if negated(unit) != negated(pitfall_texts[0]):
+_SUPPOSES = re.compile(r"^\W*(如果|假如|假设|要是|若是|万一|(if|suppose|assuming|whether)\b)|(吗|呢|么)[？?。]?$|[？?]$",
+                       re.IGNORECASE)
+
+
+def asserts(unit: str) -> bool:
+    """Does the unit state something? A question ("直接相减行不行？") or a supposition ("如果直接用 reward 相减作为
+    loss，") sets a claim up to knock it down; it asserts nothing."""
+    return not _SUPPOSES.search(unit.strip())
+
+
+def contradiction_confirmed(unit: str, pitfall_texts: list[str], point_texts: list[str],
+                            question_texts: list[str] = ()) -> bool:
+    """Is a sentence that resembles a pitfall really asserting it? Not when it only asks or supposes it, not
+    when it negates what the pitfall asserts ("不是为了让梯度更大" against "取 min 是为了让梯度更大"), and not
+    unless it uses more of the pitfall's own claim than of the correct point's (a pitfall is a near-miss of
+    the truth). The pitfall's own claim is its terms that are neither the point's nor the question's: naming
+    the subject ("Dr.GRPO 是对 GRPO 的改进") says nothing of "加了一个 critic"."""
+    if not asserts(unit) or negated(unit) != negated(pitfall_texts[0]):
         return False
     said = set(terms(unit))
-    pit_terms = set().union(*(set(terms(t)) for t in pitfall_texts)) - set().union(*(set(terms(t)) for t in point_texts))
-    kp_terms = set().union(*(set(terms(t)) for t in point_texts)) - set().union(*(set(terms(t)) for t in pitfall_texts))
-    return len(said & pit_terms) > len(said & kp_terms)
+
+    def bag(texts) -> set[str]:
+        return set().union(*(set(terms(t)) for t in texts)) if texts else set()
+
+    pit, point, asked = bag(pitfall_texts), bag(point_texts), bag(question_texts)
+    return len(said & (pit - point - asked)) > len(said & (point - pit))
 
 
 # -- the learned combination ---------------------------------------------------------------

@@ -205,7 +205,14 @@ class EmbeddingGrader:
             if keys:
                 pvecs[i] = np.vstack([rv.pitfalls[k] for k in keys])
                 pbase[i] = self._baseline(question.id, pvecs[i])
-        out = RubricTexts([kp.id for kp in r.key_points], texts, main, vecs, base, pvecs, pbase)
+        ctexts, cvecs, cbase = {}, {}, {}
+        for kp in r.key_points:
+            keyed = [(f"c{j}", t) for j, t in enumerate(kp.contrasts) if (kp.id, f"c{j}") in rv.contrasts]
+            if keyed:
+                ctexts[kp.id] = [t for _, t in keyed]
+                cvecs[kp.id] = np.vstack([rv.contrasts[(kp.id, k)] for k, _ in keyed])
+                cbase[kp.id] = self._baseline(question.id, cvecs[kp.id])
+        out = RubricTexts([kp.id for kp in r.key_points], texts, main, vecs, base, pvecs, pbase, ctexts, cvecs, cbase)
         self._rubrics[question.id] = out
         return out
 
@@ -282,7 +289,7 @@ class EmbeddingGrader:
             if margin < self.weights.get("pitfall_margin", PITFALL_MARGIN):
                 continue
             pit = r.pitfalls[idx]
-            ok = contradiction_confirmed(units[u], [pit.zh, pit.en, *pit.variants], point_texts)
+            ok = contradiction_confirmed(units[u], [pit.zh, pit.en, *pit.variants], point_texts, [question.zh, question.en])
             out.append(Misconception(pitfall=idx, evidence=units[u], confirmed=ok))
         return out
 

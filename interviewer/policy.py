@@ -87,9 +87,12 @@ def decide(
                         target=f"pitfall:{m.pitfall}", evidence=m.evidence)
 
     weights = {kp.id: kp.weight for kp in rubric.key_points}
+    strong = last.score >= STRONG_SCORE
     # borderline evidence first: ask the candidate to make their own sentence precise, before asking
-    # about anything clearly missed (the answer settles it); never a gap question on such a point
+    # about anything clearly missed (the answer settles it); never a gap question on such a point. After
+    # a strong answer only an essential point is worth that: a good interviewer goes deeper instead
     unclear = sorted((v for v in cumulative if v.status == "unclear" and v.weight != "optional"
+                      and (not strong or v.weight == "essential")
                       and v.key not in progress.clarified and v.evidence),
                      key=lambda v: (v.key not in priority, RANK[weights[v.key]]))
     if unclear:
@@ -101,7 +104,6 @@ def decide(
         return Decision(action="clarify", reason="a sentence resembles a known misconception (not confirmed)",
                         target=f"pitfall:{m.pitfall}", evidence=m.evidence)
 
-    strong = last.score >= STRONG_SCORE
     # after a strong answer only a clearly missed essential point is worth a gap question
     gaps = [v for v in cumulative if v.weight != "optional" and v.status in ("missed", "partial")
             and (not strong or (v.status == "missed" and v.weight == "essential"))]

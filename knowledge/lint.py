@@ -133,6 +133,37 @@ def _variant_findings(q: Question) -> list[Finding]:
     return out
 
 
+_PUNCT = re.compile(r"[\s，。、；：,.;:!?！？\"'“”‘’()（）]+")
+
+
+def _same_claim(a: str, b: str) -> bool:
+    """The same text but for spacing and punctuation (a contrast is a near-miss by design: one flipped
+    word or sign, so closeness alone is no error)."""
+    return _PUNCT.sub("", a).lower() == _PUNCT.sub("", b).lower()
+
+
+def _contrast_findings(q: Question) -> list[Finding]:
+    """The false versions of each key point: short, not a true text of this rubric, not shared."""
+    out = []
+    true_texts = {t: kp.id for kp in q.rubric.key_points for t in (kp.zh, kp.en, *kp.variants)}
+    owner: dict[str, str] = {}
+    for kp in q.rubric.key_points:
+        if not kp.contrasts and q.section != "meta":
+            out.append(Finding(q.id, "warning", f"{kp.id} has no contrasts (false versions of the point)"))
+        elif len(kp.contrasts) > 4:
+            out.append(Finding(q.id, "warning", f"{kp.id} has {len(kp.contrasts)} contrasts (at most 4 expected)"))
+        for c in kp.contrasts:
+            if len(c) > MAX_VARIANT_CHARS:
+                out.append(Finding(q.id, "error", f"{kp.id} contrast is too long to be one claim: {c[:40]!r}..."))
+            close = next((k for t, k in true_texts.items() if _same_claim(c, t)), None)
+            if close:
+                out.append(Finding(q.id, "error", f"{kp.id} contrast copies a true text of {close}: {c[:40]!r}"))
+            if c in owner and owner[c] != kp.id:
+                out.append(Finding(q.id, "error", f"{kp.id} and {owner[c]} share the contrast {c[:40]!r}"))
+            owner[c] = kp.id
+    return out
+
+
 def _reference_findings(q: Question) -> list[Finding]:
     refs = q.rubric.references
     if not refs and q.section != "meta":
@@ -148,7 +179,7 @@ def lint(bank: Bank) -> list[Finding]:
         if q.rubric is None:
             findings.append(Finding(q.id, "warning", "no rubric yet"))
             continue
-        findings += _key_point_findings(q) + _probe_findings(q) + _variant_findings(q) + _reference_findings(q)
+        findings += _key_point_findings(q) + _probe_findings(q) + _variant_findings(q) + _contrast_findings(q) + _reference_findings(q)
         if not q.rubric.pitfalls:
             findings.append(Finding(q.id, "warning", "no pitfalls"))
     return findings

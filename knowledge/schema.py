@@ -66,6 +66,10 @@ class KeyPoint(Strict):
     # other ways a candidate says the same claim (terse, colloquial zh with English terms, a formula,
     # English), written from the point's meaning: the embedding grader matches against these too
     variants: list[str] = Field(default_factory=list)
+    # near-miss false versions of the claim (a flipped direction, a swapped pair, the wrong reason), in the
+    # point's own vocabulary: what a fluent but wrong candidate says instead. The embedding grader's negative
+    # evidence: a sentence closer to one of these than to the point does not state the point
+    contrasts: list[str] = Field(default_factory=list)
 
 
 class Pitfall(Strict):

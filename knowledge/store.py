@@ -30,7 +30,7 @@ from chromadb.errors import ChromaError  # noqa: E402
 
 log = logging.getLogger(__name__)
 COLLECTION = "bank"
-LAYOUT = 3  # bump when _entries changes what is indexed: stores then rebuild (re-using unchanged vectors)
+LAYOUT = 4  # bump when _entries changes what is indexed: stores then rebuild (re-using unchanged vectors)
 LANGS = ("zh", "en")
 
 
@@ -89,6 +89,7 @@ class RubricVectors:
 
     key_points: dict[tuple[str, str], np.ndarray]  # (kp id, lang) -> vector; lang "v0", "v1"... for variants
     pitfalls: dict[tuple[int, str], np.ndarray]  # (pitfall index, lang) -> vector, likewise
+    contrasts: dict[tuple[str, str], np.ndarray]  # (kp id, "c0", "c1"...) -> vector of a false version of the point
 
 
 def _entries(q: Question, chain: str = "") -> list[tuple[str, str, dict]]:
@@ -109,6 +110,9 @@ def _entries(q: Question, chain: str = "") -> list[tuple[str, str, dict]]:
         for j, text in enumerate(kp.variants):  # other ways a candidate says it
             meta = {**base, "kind": "key_point", "lang": f"v{j}", "key": kp.id, "weight": kp.weight}
             out.append((f"{q.id}/{kp.id}/v{j}", text, meta))
+        for j, text in enumerate(kp.contrasts):  # false versions of it: evidence against, never retrieved as a point
+            meta = {**base, "kind": "contrast", "lang": f"c{j}", "key": kp.id}
+            out.append((f"{q.id}/{kp.id}/c{j}", text, meta))
     for i, pit in enumerate(q.rubric.pitfalls):
         for lang in LANGS:
             meta = {**base, "kind": "pitfall", "lang": lang, "key": str(i)}
@@ -250,18 +254,21 @@ class Store:
 
     def rubric_vectors(self, qid: str) -> RubricVectors:
         got = self._col.get(
-            where={"$and": [{"qid": qid}, {"kind": {"$in": ["key_point", "pitfall"]}}]},
+            where={"$and": [{"qid": qid}, {"kind": {"$in": ["key_point", "pitfall", "contrast"]}}]},
             include=["metadatas", "embeddings"],
         )
         kps: dict[tuple[str, str], np.ndarray] = {}
         pits: dict[tuple[int, str], np.ndarray] = {}
+        contrasts: dict[tuple[str, str], np.ndarray] = {}
         for meta, vec in zip(got["metadatas"], got["embeddings"]):
             v = np.asarray(vec, dtype=np.float32)
             if meta["kind"] == "key_point":
                 kps[(meta["key"], meta["lang"])] = v
+            elif meta["kind"] == "contrast":
+                contrasts[(meta["key"], meta["lang"])] = v
             else:
                 pits[(int(meta["key"]), meta["lang"])] = v
-        return RubricVectors(kps, pits)
+        return RubricVectors(kps, pits, contrasts)
 
     def reference_pool(self) -> tuple[np.ndarray, np.ndarray]:
         """(vectors, question ids) of every reference-answer sentence: the negatives for calibration."""

@@ -45,6 +45,18 @@ def test_a_pitfall_that_is_negated_is_not_a_confirmed_contradiction():
     assert not contradiction_confirmed("取 min 得到的是悲观下界，惩罚一直保留", pit, kp)
 
 
+def test_asking_supposing_or_naming_the_subject_is_not_asserting_a_pitfall():
+    pit = ["直接用 reward 相减当 loss 也可以，只是收敛慢一点。", "Using the raw reward difference as the loss works too."]
+    kp = ["r_w − r_l 没有上界，直接相减会让奖励尺度发散。"]
+    assert contradiction_confirmed("直接用 reward 相减当 loss 也可以，收敛慢一点而已", pit, kp)
+    assert not contradiction_confirmed("直接用 reward 相减当 loss 行不行？", pit, kp)
+    assert not contradiction_confirmed("如果直接用 reward 相减当 loss，", pit, kp)
+    critic = ["Dr.GRPO 是在 GRPO 的基础上加了一个 critic。"]
+    question = ["了解 REINFORCE / ReMax / Dr.GRPO / λ-GRPO 等方法吗？"]
+    assert contradiction_confirmed("Dr.GRPO 就是给 GRPO 加了一个 critic", critic, ["Dr.GRPO 去掉了长度归一化"], question)
+    assert not contradiction_confirmed("Dr.GRPO 是 GRPO 的变体", critic, ["Dr.GRPO 去掉了长度归一化"], question)
+
+
 def test_the_point_model_learns_a_separable_rule_and_round_trips():
     rng = np.random.default_rng(0)
     x = rng.normal(size=(400, len(FEATURES)))

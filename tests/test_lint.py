@@ -159,3 +159,20 @@ def test_putting_a_reviewed_leak_back_fails_the_lint(data_copy):
     assert {(f.qid, f.message.split(" (")[0]) for f in errors} == {("grpo-kl-why", "probe 0"), ("cispo", "probe 1")}
     assert any("kp2" in f.message for f in errors if f.qid == "grpo-kl-why")
     assert any("kp1" in f.message for f in errors if f.qid == "cispo")
+
+
+def _set_contrasts(data_dir, qid, kp_id, contrasts):
+    path = data_dir / "questions" / f"{qid}.json"
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    next(k for k in raw["rubric"]["key_points"] if k["id"] == kp_id)["contrasts"] = contrasts
+    path.write_text(json.dumps(raw, ensure_ascii=False), encoding="utf-8")
+
+
+def test_a_contrast_that_is_a_true_text_of_the_rubric_fails_the_lint(data_copy):
+    q = load_bank(data_copy).questions["ppo-clip-min"]
+    kp1, kp2 = q.rubric.key_points[0], q.rubric.key_points[1]
+    # a flipped word is what a contrast is (no error); kp2's own text, re-punctuated, as a false version of kp1 is one
+    _set_contrasts(data_copy, "ppo-clip-min", "kp1", [kp1.zh.replace("π_θ/π_old", "π_old/π_θ"), kp2.zh.replace("，", " ")])
+    errors = [f for f in lint(load_bank(data_copy)) if f.level == "error"]
+    assert [(f.qid, f.message.split(" contrast")[0]) for f in errors] == [("ppo-clip-min", "kp1")]
+    assert "true text of kp2" in errors[0].message

@@ -122,6 +122,21 @@ def test_an_unclear_point_is_clarified_before_a_missed_one_is_asked_for(question
     assert after.action == "gap" and after.target == kps[essentials[0]].id
 
 
+def test_after_a_strong_answer_only_an_unclear_essential_point_is_clarified(question):
+    kps = question.rubric.key_points
+    important = next(i for i, kp in enumerate(kps) if kp.weight == "important")
+    statuses = ["covered"] * len(kps)
+    statuses[important] = "unclear"
+    g = grade_for(question, statuses)
+    assert g.score >= 7.5
+    assert decide(question, g.verdicts, g, QuestionProgress()).action == "deepen"  # not "say that again, precisely"
+    essential = next(i for i, kp in enumerate(kps) if kp.weight == "essential")
+    statuses[essential] = "unclear"
+    g = grade_for(question, statuses)
+    d = decide(question, g.verdicts, g, QuestionProgress())
+    assert g.score >= 7.5 and d.action == "clarify" and d.target == kps[essential].id
+
+
 def test_a_gap_question_never_targets_an_unclear_point(question):
     g = grade_for(question, all_(question, "unclear"))
     progress = QuestionProgress(clarified=[kp.id for kp in question.rubric.key_points])
