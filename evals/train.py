@@ -1,8 +1,8 @@
 """`python -m evals.train`: fit the embedding grader's key-point model and score calibration.
 
-Training data: the answer ladders (`evals/cases/`) and the first blind set (`evals/blind/train.jsonl`
-and `dev.jsonl`), each answer labelled per key point (covered / partial / missed) and with a 0-10
-gold. The held-out blind set (`evals/blind/heldout.jsonl`) is never read here, except by
+Training data: the answer ladders (`evals/cases/`), the first blind set (`evals/blind/train.jsonl`
+and `dev.jsonl`) and the terse supplement (`terse.jsonl`), each answer labelled per key point
+(covered / partial / missed) and with a 0-10 gold. The held-out blind set (`evals/blind/heldout.jsonl`) is never read here, except by
 `--ablation`, which only reports (it writes no weights).
 
 Validation is by question-grouped folds: no question's answers are in both the fitting and the
