@@ -4,8 +4,10 @@
 """
 
 import re
+import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -49,3 +51,21 @@ def test_serve_help_lists_the_vllm_flags():
                          cwd=ROOT).stdout
     for flag in ("--model", "--vllm", "--max-model-len", "--gpu-memory-utilization", "--tensor-parallel-size"):
         assert flag in out
+
+
+def test_a_built_wheel_carries_the_data_the_code_reads(tmp_path):
+    """`pip install .` (not only -e) must work: the grader's weights, the bank, its vectors and the blind sets.
+    Built from a copy of the tracked files: an egg-info left by the editable install would hide a gap."""
+    src = tmp_path / "src"
+    tracked = subprocess.run(["git", "ls-files"], capture_output=True, text=True, cwd=ROOT, check=True).stdout.split()
+    for name in tracked:
+        if (ROOT / name).is_file():
+            (src / name).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(ROOT / name, src / name)
+    res = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(src)],
+                         capture_output=True, text=True, timeout=600)
+    assert res.returncode == 0, res.stderr[-2000:]
+    names = set(zipfile.ZipFile(next(tmp_path.glob("*.whl"))).namelist())
+    for needed in ("interviewer/grader_weights.json", "knowledge/data/vectors.npz", "knowledge/data/questions/ppo-clip-min.json",
+                   "evals/cases/ladders_g1.jsonl", "evals/blind/heldout.jsonl", "evals/blind/heldout_second_grader.jsonl"):
+        assert needed in names, needed
