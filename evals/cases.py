@@ -21,6 +21,9 @@ log = logging.getLogger(__name__)
 CASES_DIR = Path(__file__).resolve().parent / "cases"
 BLIND_DIR = Path(__file__).resolve().parent / "blind"  # provenance of every file: evals/blind/README.md
 BLIND_TRAIN = [BLIND_DIR / "train.jsonl", BLIND_DIR / "dev.jsonl", BLIND_DIR / "terse.jsonl"]  # the grader is fitted on these
+# fitted on too, but left out where the grader's thresholds are chosen: every answer in it is wrong or keyword-stuffed,
+# so it would tilt a choice that must hold for a real mix of candidates
+BLIND_WRONG = BLIND_DIR / "wrong.jsonl"
 BLIND_TEST = BLIND_DIR / "heldout.jsonl"  # the reported set: never fitted or tuned on
 BLIND_SECOND = BLIND_DIR / "heldout_second_grader.jsonl"  # a second, independent gold for a sample of the held-out set
 MIN_MATCH = 0.85  # below this similarity, a question text is reported as unmatched

@@ -1,13 +1,13 @@
-"""`python -m evals.train`: fit the embedding grader's key-point model and score calibration.
+"""`python -m evals.train`: fit the embedding grader's key-point model and its two thresholds.
 
-Training data: the answer ladders (`evals/cases/`), the first blind set (`evals/blind/train.jsonl`
-and `dev.jsonl`) and the terse supplement (`terse.jsonl`), each answer labelled per key point
-(covered / partial / missed) and with a 0-10 gold. The held-out blind set (`evals/blind/heldout.jsonl`) is never read here, except by
-`--ablation`, which only reports (it writes no weights).
+Training data: the answer ladders (`evals/cases/`), the first blind set (`evals/blind/train.jsonl` and
+`dev.jsonl`), the terse supplement (`terse.jsonl`) and the wrong-answer supplement (`wrong.jsonl`), each
+answer labelled per key point (covered / partial / missed) and with a 0-10 gold. The held-out blind set
+(`evals/blind/heldout.jsonl`) is never read here; `python -m evals.ablation` only reports on it.
 
-Validation is by question-grouped folds: no question's answers are in both the fitting and the
-scoring part of a fold, so the cross-validated figures say how the grader does on a rubric it
-was not fitted on. The calibration is fitted on the out-of-fold raw scores, so it is not flattered
+Validation is by question-grouped folds: no question's answers are in both the fitting and the scoring
+part of a fold, so the cross-validated figures say how the grader does on a rubric it was not fitted on.
+The thresholds and any calibration are chosen on the out-of-fold predictions, so they are not flattered
 by the fit either.
 """
 
@@ -22,16 +22,19 @@ from pathlib import Path
 
 import numpy as np
 
-from evals.cases import BLIND_TEST, BLIND_TRAIN, CASES_DIR, CaseError, load_cases
+from evals.cases import BLIND_TRAIN, BLIND_WRONG, CASES_DIR, CaseError, load_cases
 from evals.metrics import spearman
-from interviewer.evidence import FEATURES, PointModel, calibrate, isotonic
+from interviewer.evidence import ALL_FEATURES
 from interviewer.grading import LIST_CREDIT, PITFALL_MARGIN, WEIGHTS_PATH, EmbeddingGrader, degenerate, judge_point
+from interviewer.pointmodel import LogisticModel, PointModel, TreeModel, calibrate, isotonic
 from interviewer.scoring import CREDIT, MISCONCEPTION_PENALTY, Verdict, compute_score
 from interviewer.settings import Settings
 from knowledge.bank import BankError
 from knowledge.store import Store
 
 LABEL = {"covered": 1.0, "partial": 0.5, "missed": 0.0}
+# the boosted trees: set once (2026-12-04), not searched; a leaf holds at least 40 key points of the ~9,000
+TREES = {"n_estimators": 300, "max_depth": 3, "learning_rate": 0.05, "min_samples_leaf": 40, "subsample": 0.8}
 
 
 @dataclass
@@ -41,43 +44,55 @@ class Example:
     tier: str
     weights: list[str]  # per key point
     labels: np.ndarray  # per key point, 0 / 0.5 / 1
-    x: np.ndarray  # key points x features, from the sentences that say something
+    x: np.ndarray | None  # key points x ALL_FEATURES from the sentences that say something (None: no such sentence)
     x_listed: np.ndarray | None  # the same from the sentences that only list terms (None: no such sentence)
     misconceptions: int  # confirmed pitfalls
     degenerate: bool
-    extra: dict = field(default_factory=dict)
+    extra: dict = field(default_factory=dict)  # id; in_thresholds: False for the wrong-answer supplement
 
 
-def featurize(grader: EmbeddingGrader, cases) -> list[Example]:
-    """Each case read exactly as the grader reads it (`EmbeddingGrader.evidence`)."""
+def featurize(grader: EmbeddingGrader, cases, in_thresholds: bool = True) -> list[Example]:
+    """Each case read exactly as the grader reads it (`EmbeddingGrader.evidence` and `.features`)."""
     out = []
     for n, c in enumerate(cases, 1):
         q = grader.store.question(c.question_id)
         kps = q.rubric.key_points
         reading = grader.evidence(q, c.answer)
-
-        def matrix(ev):
-            return np.vstack([ev.feats.get(kp.id, np.full(len(FEATURES), -0.3)) for kp in kps]) if ev.units else \
-                np.tile(np.full(len(FEATURES), -0.3), (len(kps), 1))
-
+        said, listed = grader.features(q, reading)
         labels = np.array([LABEL["covered"] if kp.id in (c.covered or []) else
                            LABEL["partial"] if kp.id in c.partial else 0.0 for kp in kps])
-        said = reading.said
-        miscs = sum(m.confirmed for m in grader.misconceptions(q, said.units, said.pitfalls))  # the grader's own check
-        out.append(Example(c.question_id, c.gold, c.tier, [kp.weight for kp in kps], labels, matrix(said),
-                           matrix(reading.listed) if reading.listed else None, miscs,
-                           degenerate(q, c.answer) is not None, {"id": c.id or ""}))
+        miscs = sum(m.confirmed for m in grader.misconceptions(q, reading.said.units, reading.said.pitfalls))
+        out.append(Example(c.question_id, c.gold, c.tier, [kp.weight for kp in kps], labels, said, listed, miscs,
+                           degenerate(q, c.answer) is not None,
+                           {"id": c.id or "", "in_thresholds": in_thresholds, "length": len(c.answer)}))
         if n % 50 == 0:
             print(f"  features: {n}/{len(cases)}", file=sys.stderr)
     return out
+
+
+def fit_model(x: np.ndarray, y: np.ndarray, kind: str = "trees") -> PointModel:
+    if kind == "logistic":
+        return LogisticModel.fit(ALL_FEATURES, x, y)
+    from sklearn.ensemble import GradientBoostingRegressor  # training only: grading reads the trees with numpy
+
+    return TreeModel.from_sklearn(ALL_FEATURES, GradientBoostingRegressor(random_state=0, **TREES).fit(x, y))
+
+
+def _fit_on(examples: list[Example], kind: str) -> PointModel:
+    rows = [e for e in examples if e.x is not None]
+    return fit_model(np.vstack([e.x for e in rows]), np.concatenate([e.labels for e in rows]), kind)
+
+
+def _predict(model: PointModel, x: np.ndarray | None, n: int) -> np.ndarray:
+    return np.zeros(n) if x is None else model.predict(x)
 
 
 def raw_score(ex: Example, model: PointModel, cover_p: float, unclear_p: float, p: np.ndarray | None = None) -> float:
     """The grader's score (see EmbeddingGrader.grade); `p`: P(stated) already predicted for ex.x."""
     if ex.degenerate:
         return 0.0
-    p = model.predict(ex.x) if p is None else p
-    listed = model.predict(ex.x_listed) if ex.x_listed is not None else np.zeros(len(p))
+    p = _predict(model, ex.x, len(ex.labels)) if p is None else p
+    listed = _predict(model, ex.x_listed, len(p))
     verdicts = []
     for i, (w, a, b) in enumerate(zip(ex.weights, p, listed)):
         status, credit, _ = judge_point(float(a), float(b), cover_p, unclear_p)
@@ -92,16 +107,15 @@ def _folds(examples: list[Example], k: int) -> list[set[str]]:
     return [set(qids[i::k]) for i in range(k)]
 
 
-def out_of_fold(examples: list[Example], k: int = 5, l2: float = 1.0) -> tuple[list[np.ndarray], list[PointModel]]:
+def out_of_fold(examples: list[Example], k: int = 5, kind: str = "trees") -> tuple[list[np.ndarray], list[PointModel]]:
     """P(stated) for each example from a model not fitted on its question, and that model."""
     preds: list[np.ndarray | None] = [None] * len(examples)
     models: list[PointModel | None] = [None] * len(examples)
     for held in _folds(examples, k):
-        train = [e for e in examples if e.qid not in held]
-        model = PointModel.fit(np.vstack([e.x for e in train]), np.concatenate([e.labels for e in train]), l2=l2)
+        model = _fit_on([e for e in examples if e.qid not in held], kind)
         for i, e in enumerate(examples):
             if e.qid in held:
-                preds[i], models[i] = model.predict(e.x), model
+                preds[i], models[i] = _predict(model, e.x, len(e.labels)), model
     return preds, models  # type: ignore[return-value]
 
 
@@ -114,10 +128,12 @@ MAE_TIE = 0.01  # thresholds whose out-of-fold MAE is this close to the best cou
 
 
 def choose_thresholds(examples: list[Example], preds: list[np.ndarray], models: list[PointModel]) -> tuple[float, float]:
-    """(cover_p, unclear_p), both out of fold. unclear_p: the highest threshold below which at most
-    FALSE_MISSED of the points were fully stated. cover_p: the threshold whose grades land closest to gold
-    (the lowest MAE; among those within MAE_TIE of it, the best Spearman). Key-point F1 cannot choose it: it
-    is flat over a wide range (0.818-0.819 from 0.30 to 0.40 on 1,008 answers, 2026-12-04)."""
+    """(cover_p, unclear_p), both out of fold and on the examples whose mix of answers is a real one (not the
+    wrong-answer supplement). unclear_p: the highest threshold below which at most FALSE_MISSED of the points
+    were fully stated. cover_p: the threshold whose grades land closest to gold (the lowest MAE; among those
+    within MAE_TIE of it, the best Spearman). Key-point F1 cannot choose it: it is flat over a wide range."""
+    keep = [i for i, e in enumerate(examples) if e.extra.get("in_thresholds", True)]
+    examples, preds, models = [examples[i] for i in keep], [preds[i] for i in keep], [models[i] for i in keep]
     p, y = np.concatenate(preds), np.concatenate([e.labels for e in examples])
     grid = [round(float(t), 3) for t in np.arange(0.05, 0.81, 0.025)]
     unclear_p = max((t for t in grid if np.mean(y[p < t] >= 1.0) <= FALSE_MISSED), default=grid[0])
@@ -155,25 +171,28 @@ def report(examples: list[Example], scores: list[float], label: str) -> dict:
     return out
 
 
-def fit(examples: list[Example], folds: int = 5, l2: float = 1.0, thresholds=None) -> tuple[dict, dict]:
+def fit(examples: list[Example], folds: int = 5, kind: str = "trees", thresholds=None) -> tuple[dict, dict]:
     """(weights to ship, cross-validated figures). `thresholds`: how (cover_p, unclear_p) are chosen
-    (default `choose_thresholds`; the ablation passes the earlier rule)."""
-    preds, models = out_of_fold(examples, folds, l2)
+    (default `choose_thresholds`; the ablation passes the earlier rule). The figures are on the examples
+    the thresholds are chosen on (the wrong-answer supplement apart)."""
+    preds, models = out_of_fold(examples, folds, kind)
     cover_p, unclear_p = (thresholds or choose_thresholds)(examples, preds, models)
-    raw = [raw_score(e, m, cover_p, unclear_p, p) for e, m, p in zip(examples, models, preds)]
-    cv = {"raw": report(examples, raw, "cross-validated raw"),
-          "calibrated": report(examples, _calibrated_out_of_fold(examples, raw, folds), "cross-validated calibrated"),
-          "key_point_macro_f1": round(_macro_f1(np.concatenate([e.labels for e in examples]) >= 0.5,
-                                                np.concatenate(preds) >= cover_p), 3)}
+    keep = [i for i, e in enumerate(examples) if e.extra.get("in_thresholds", True)]
+    mixed = [examples[i] for i in keep]
+    raw = [raw_score(examples[i], models[i], cover_p, unclear_p, preds[i]) for i in keep]
+    p = np.concatenate([preds[i] for i in keep])
+    cv = {"raw": report(mixed, raw, "cross-validated raw"),
+          "calibrated": report(mixed, _calibrated_out_of_fold(mixed, raw, folds), "cross-validated calibrated"),
+          "key_point_macro_f1": round(_macro_f1(np.concatenate([e.labels for e in mixed]) >= 0.5, p >= cover_p), 3)}
     # a monotone calibration is shipped only if, fitted out of fold, it brings scores clearly closer to gold
     # without costing the ordering: an isotonic fit pulls every score towards the middle, so a hair's better
     # MAE bought by marking correct answers down is no gain (2026-12-04: 1.30 against 1.32, terse 5.0 against 6.0)
-    honest = [(r, e.gold) for r, e in zip(raw, examples) if not e.degenerate]
+    honest = [(r, e.gold) for r, e in zip(raw, mixed) if not e.degenerate]
     helps = (cv["calibrated"]["mae"] <= cv["raw"]["mae"] - CALIBRATION_GAIN
              and cv["calibrated"]["spearman"] >= cv["raw"]["spearman"])
     knots = isotonic([r for r, _ in honest], [g for _, g in honest]) if helps else []
     cv["calibration_used"] = bool(knots)
-    model = PointModel.fit(np.vstack([e.x for e in examples]), np.concatenate([e.labels for e in examples]), l2=l2)
+    model = _fit_on(examples, kind)
     weights = {"point_model": model.to_json(), "cover_p": cover_p, "unclear_p": unclear_p,
                "pitfall_margin": PITFALL_MARGIN, "list_credit": LIST_CREDIT,
                "misconception_penalty": MISCONCEPTION_PENALTY, "calibration": [[round(a, 3), round(b, 3)] for a, b in knots],
@@ -195,94 +214,55 @@ def _calibrated_out_of_fold(examples: list[Example], raw: list[float], folds: in
 
 
 def apply(weights: dict, examples: list[Example]) -> list[float]:
-    model = PointModel.from_json(weights["point_model"])
+    from interviewer.pointmodel import load_model
+
+    model = load_model(weights["point_model"], ALL_FEATURES)
     knots = [tuple(k) for k in weights["calibration"]]
     return [0.0 if e.degenerate else calibrate(raw_score(e, model, weights["cover_p"], weights["unclear_p"]), knots)
             for e in examples]
 
 
-def _without(examples: list[Example], drop: list[str]) -> list[Example]:
-    """The same examples with some features neutralised (an ablation)."""
-    idx = [FEATURES.index(f) for f in drop]
-    out = []
-    for e in examples:
-        xs = [e.x.copy(), None if e.x_listed is None else e.x_listed.copy()]
-        for x in xs:
-            for i in idx if x is not None else []:
-                x[:, i] = x[:, FEATURES.index("margin_main")] if FEATURES[i] == "margin_variant" else 0.0
-        out.append(Example(e.qid, e.gold, e.tier, e.weights, e.labels, xs[0], xs[1], e.misconceptions, e.degenerate, e.extra))
-    return out
+def dump_weights(weights: dict) -> str:
+    """The weights as JSON: the figures readable (one per line), the model's arrays on one line."""
+    text = json.dumps({**weights, "point_model": "@model"}, ensure_ascii=False, indent=1)
+    return text.replace('"@model"', json.dumps(weights["point_model"])) + "\n"
+
+
+def training_examples(grader: EmbeddingGrader, paths: list[Path] | None = None) -> list[Example]:
+    """The labelled training answers, read by `grader`; the wrong-answer supplement is marked apart."""
+    def labelled(ps):
+        return [c for c in load_cases(ps) if c.question_id and c.covered is not None]
+
+    if paths:
+        return featurize(grader, labelled(paths))
+    return featurize(grader, labelled([CASES_DIR, *BLIND_TRAIN])) + featurize(grader, labelled([BLIND_WRONG]), False)
 
 
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m evals.train", description=__doc__.split("\n\n")[0])
     p.add_argument("--cases", type=Path, action="append",
-                   help=f"labelled cases to fit on (default: {CASES_DIR} and {', '.join(map(str, BLIND_TRAIN))})")
+                   help=f"labelled cases to fit on (default: {CASES_DIR}, {', '.join(map(str, BLIND_TRAIN))} and {BLIND_WRONG})")
     p.add_argument("--out", type=Path, default=WEIGHTS_PATH, help="where the weights go")
     p.add_argument("--folds", type=int, default=5)
-    p.add_argument("--l2", type=float, default=1.0)
-    p.add_argument("--ablation", action="store_true",
-                   help="fit with each lever removed and report on the held-out blind set (writes nothing)")
+    p.add_argument("--model", choices=("trees", "logistic"), default="trees", help="the key-point model (default: trees)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     if args.folds < 2:
         print("error: --folds must be at least 2", file=sys.stderr)
         return 2
     try:
-        store = Store.open(Settings.from_env().store_path)
-        cases = [c for c in load_cases(args.cases or [CASES_DIR, *BLIND_TRAIN])
-                 if c.question_id and c.covered is not None]
-        if not cases:
+        grader = EmbeddingGrader(Store.open(Settings.from_env().store_path), weights={})
+        examples = training_examples(grader, args.cases)
+        if not examples:
             print("error: no labelled cases (each needs question_id and covered)", file=sys.stderr)
             return 2
-        grader = EmbeddingGrader(store, weights={})
-        examples = featurize(grader, cases)
-        if args.ablation:
-            return _ablation(args, grader, cases, examples)
-        weights, _ = fit(examples, args.folds, args.l2)
-        args.out.write_text(json.dumps(weights, ensure_ascii=False, indent=1) + "\n", encoding="utf-8")
+        weights, _ = fit(examples, args.folds, args.model)
+        args.out.write_text(dump_weights(weights), encoding="utf-8")
         print(f"wrote {args.out}", file=sys.stderr)
         return 0
     except (CaseError, BankError, OSError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-
-
-def _f1_thresholds(examples: list[Example], preds: list[np.ndarray], models) -> tuple[float, float]:
-    """The rule before 2026-12-04 (for the ablation): cover_p by key-point macro-F1, unclear_p 0.20 below it."""
-    y, p = np.concatenate([e.labels for e in examples]) >= 0.5, np.concatenate(preds)
-    best = max((float(t) for t in np.arange(0.2, 0.81, 0.025)), key=lambda t: _macro_f1(y, p >= t))
-    return round(best, 3), round(max(0.05, best - 0.20), 3)
-
-
-def _ablation(args, grader: EmbeddingGrader, cases, examples: list[Example]) -> int:
-    """Each lever removed in turn, fitted on the training data, reported on the held-out set (nothing is
-    written, and nothing here may choose a lever: that is done on the training data's folds)."""
-    test_cases = [c for c in load_cases([BLIND_TEST]) if c.question_id]
-    test = featurize(grader, test_cases)
-    rows = {}
-    variants = {
-        "all levers": ([], None, None, False),
-        "no contrasts (contrast, contrast_terms)": (["contrast", "contrast_terms"], None, None, False),
-        "not fitted on the terse supplement": ([], None, None, True),
-        "thresholds by key-point F1, unclear band 0.20 (the earlier rule)": ([], None, _f1_thresholds, False),
-        "no variants": (["margin_variant"], None, None, False),
-        "no term overlap": (["terms"], None, None, False),
-        "no competition (ownership, pitfall)": (["ownership", "pitfall"], None, None, False),
-        "no screening (term lists and grader instructions read as answers)": ([], False, None, False),
-    }
-    for name, (drop, screen, rule, no_terse) in variants.items():
-        if screen is None:
-            tr, te = examples, test
-        else:
-            plain = EmbeddingGrader(grader.store, weights={}, screen=screen)
-            tr, te = featurize(plain, cases), featurize(plain, test_cases)
-        if no_terse:
-            tr = [e for e in tr if not e.extra.get("id", "").startswith("t")]
-        weights, _ = fit(_without(tr, drop), args.folds, args.l2, rule)
-        rows[name] = report(_without(te, drop), apply(weights, _without(te, drop)), f"held-out, {name}")
-    print(json.dumps(rows, ensure_ascii=False, indent=1))
-    return 0
 
 
 if __name__ == "__main__":

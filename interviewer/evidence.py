@@ -207,63 +207,45 @@ def contradiction_confirmed(unit: str, pitfall_texts: list[str], point_texts: li
     return len(said & (pit - point - asked)) > len(said & (point - pit))
 
 
-# -- the learned combination ---------------------------------------------------------------
-def logistic(x: np.ndarray) -> np.ndarray:
-    return 1.0 / (1.0 + np.exp(-np.clip(x, -30, 30)))
+# -- the answer around a point ------------------------------------------------------------
+# Whether one sentence states a point depends on the answer around it: a wholly wrong answer resembles
+# every point a little and states none, a terse one states a few with little text. These features of the
+# answer (the same on every point's row) and of the point's place in it join the per-point features.
+CONTEXT = tuple(f"{agg}_{f}" for agg in ("mean", "max", "min") for f in FEATURES) + (
+    "units", "chars", "listed", "rank", "below_best", "weight", "english", "points", "shared", "unit_len", "len_ratio")
+ALL_FEATURES = FEATURES + CONTEXT
+_LATIN_WORD = re.compile(r"[A-Za-z]{3,}")
+_HAN = re.compile(r"[\u4e00-\u9fff]")
 
 
 @dataclass(frozen=True)
-class PointModel:
-    """Logistic regression over standardised features: P(the key point is stated)."""
+class AnswerShape:
+    """What the context features read besides the per-point features."""
 
-    mean: np.ndarray
-    scale: np.ndarray
-    weights: np.ndarray
-    bias: float
-
-    def predict(self, x: np.ndarray) -> np.ndarray:
-        return logistic(((x - self.mean) / self.scale) @ self.weights + self.bias)
-
-    @classmethod
-    def fit(cls, x: np.ndarray, y: np.ndarray, l2: float = 1.0, steps: int = 3000, lr: float = 0.5) -> "PointModel":
-        """Soft labels y in [0, 1] (partial = 0.5); gradient descent on the mean cross-entropy plus L2."""
-        mean, scale = x.mean(axis=0), x.std(axis=0) + 1e-6
-        z = (x - mean) / scale
-        w, b = np.zeros(z.shape[1]), 0.0
-        n = len(y)
-        for _ in range(steps):
-            p = logistic(z @ w + b)
-            grad = p - y
-            w -= lr * (z.T @ grad / n + l2 * w / n)
-            b -= lr * float(grad.mean())
-        return cls(mean, scale, w, b)
-
-    def to_json(self) -> dict:
-        return {"features": list(FEATURES), "mean": self.mean.tolist(), "scale": self.scale.tolist(),
-                "weights": self.weights.tolist(), "bias": self.bias}
-
-    @classmethod
-    def from_json(cls, d: dict) -> "PointModel":
-        if list(d["features"]) != list(FEATURES):
-            raise ValueError(f"grader weights were fitted on features {d['features']}, this code computes {list(FEATURES)}")
-        return cls(np.array(d["mean"]), np.array(d["scale"]), np.array(d["weights"]), float(d["bias"]))
+    text: str  # the graded answer (after screening)
+    units: list[str]  # the evidence units the features came from
+    has_listed: bool  # the answer has sentences that only list terms
+    point_weights: list[float]  # per key point: 3 essential, 2 important, 1 optional
+    point_lengths: list[int]  # per key point: characters of its Chinese text
 
 
-def isotonic(x: list[float], y: list[float]) -> list[tuple[float, float]]:
-    """Pool-adjacent-violators: knots (x, y) of the best non-decreasing fit of y on x."""
-    pts = sorted(zip(x, y))
-    blocks: list[list[float]] = []  # [sum_x, sum_y, count]
-    for xi, yi in pts:
-        blocks.append([xi, yi, 1.0])
-        while len(blocks) > 1 and blocks[-2][1] / blocks[-2][2] > blocks[-1][1] / blocks[-1][2]:
-            a = blocks.pop()
-            blocks[-1] = [blocks[-1][0] + a[0], blocks[-1][1] + a[1], blocks[-1][2] + a[2]]
-    return [(b[0] / b[2], b[1] / b[2]) for b in blocks]
-
-
-def calibrate(raw: float, knots: list[tuple[float, float]]) -> float:
-    """Piecewise-linear, non-decreasing map of a raw 0-10 score onto the gold scale."""
-    if not knots:
-        return raw
-    xs, ys = [k[0] for k in knots], [k[1] for k in knots]
-    return float(np.clip(np.interp(raw, xs, ys), 0.0, 10.0))
+def with_context(x: np.ndarray, best: list[int | None], shape: AnswerShape) -> np.ndarray:
+    """Rows of per-point features (FEATURES, one row per key point, in rubric order) extended with CONTEXT.
+    `best`: each point's best unit (None when the answer has no unit)."""
+    n = len(x)
+    m = np.maximum(x[:, FEATURES.index("margin_main")], x[:, FEATURES.index("margin_variant")])
+    latin, han = len(_LATIN_WORD.findall(shape.text)), len(_HAN.findall(shape.text))
+    unit_len = np.array([len(shape.units[b]) if b is not None else 0 for b in best], dtype=np.float64)
+    answer = np.r_[x.mean(axis=0), x.max(axis=0), x.min(axis=0),
+                   math.log1p(len(shape.units)), math.log1p(len(shape.text)), float(shape.has_listed)]
+    point = np.c_[
+        (m[:, None] < m[None, :]).sum(axis=1) / max(1, n - 1),  # rank: the share of points that match better
+        m - m.max(),
+        shape.point_weights,
+        np.full(n, float(latin > 1.5 * han)),
+        np.full(n, float(n)),
+        [sum(b is not None and b == o for o in best) - 1 for b in best],  # other points with the same best unit
+        np.log1p(unit_len),
+        np.log1p(unit_len) - np.log1p(np.array(shape.point_lengths, dtype=np.float64)),
+    ]
+    return np.hstack([x, np.tile(answer, (n, 1)), point])

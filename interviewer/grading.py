@@ -25,12 +25,13 @@ from pydantic import BaseModel, Field
 from interviewer import prompts
 from interviewer.llm import ChatModel
 from interviewer.errors import GraderError
-from interviewer.evidence import (PointModel, RubricTexts, TermIndex, calibrate, compose, contradiction_confirmed,
-                                  point_features, terms)
+from interviewer.evidence import (ALL_FEATURES, AnswerShape, RubricTexts, TermIndex, compose, contradiction_confirmed,
+                                  point_features, terms, with_context)
+from interviewer.pointmodel import PointModel, calibrate, load_model
 from interviewer.scoring import Grade, Misconception, Verdict, compute_score, confirmed, feedback, says_dont_know
 from interviewer.screening import grader_directives, split_listed
 from knowledge.embed import embed, token_counts
-from knowledge.schema import Question
+from knowledge.schema import WEIGHT_VALUES, Question
 from knowledge.store import Store
 from knowledge.text import evidence_plan, split_sentences
 
@@ -97,7 +98,7 @@ def load_weights(path: Path = WEIGHTS_PATH) -> dict:
 @dataclass(frozen=True)
 class Evidence:
     units: list[str]
-    feats: dict[str, np.ndarray]  # kp id -> features (evidence.FEATURES)
+    feats: dict[str, np.ndarray]  # kp id -> per-point features (evidence.FEATURES)
     best: dict[str, int]  # kp id -> its best unit
     pitfalls: dict[int, tuple[float, int]]  # pitfall -> (margin, unit)
 
@@ -107,6 +108,7 @@ class Reading:
     said: Evidence  # the sentences that say something
     listed: Evidence | None  # the sentences that only list terms (screening.term_list), if any
     removed: list[str]  # pieces addressed to a grader, not graded
+    text: str = ""  # the answer as graded (without the pieces addressed to a grader)
 
 
 def judge_point(p: float, p_listed: float, cover_p: float, unclear_p: float) -> tuple[str, float, bool]:
@@ -141,8 +143,9 @@ class EmbeddingGrader:
     """Key-point matching on CPU. Text addressed to a grader is dropped and bare lists of terms are set
     apart (`screening`). The rest is cut into evidence units (sentences, clauses, neighbour pairs); for
     each key point the features in `evidence.FEATURES` (similarity to the point and to its variants,
-    term overlap, competition with the other points and the pitfalls, negation) go through a logistic
-    model fitted on labelled answers (`python -m evals.train`) to give P(stated). A point is covered
+    term overlap, competition with the other points and the pitfalls, negation), with the features of the
+    answer around the point (`evidence.CONTEXT`), go through boosted trees fitted on labelled answers
+    (`python -m evals.train`, `pointmodel.TreeModel`) to give P(stated). A point is covered
     above `cover_p` (full credit), unclear between `unclear_p` and `cover_p` (credit P: borderline,
     neither credited in full nor called missed), missed below. The key point a follow-up asked about is
     read with the lower bar: the interviewer knows what it asked. A sentence resembling a pitfall counts
@@ -168,7 +171,7 @@ class EmbeddingGrader:
     def model(self) -> PointModel:
         if self._model is None:
             try:
-                self._model = PointModel.from_json(self.weights["point_model"])
+                self._model = load_model(self.weights["point_model"], ALL_FEATURES)
             except (KeyError, ValueError) as exc:
                 raise GraderError(f"grader weights do not fit this code ({exc}); run `python -m evals.train`") from None
         return self._model
@@ -240,18 +243,29 @@ class EmbeddingGrader:
         """What the grader reads in an answer: the instructions to a grader it drops, the evidence in the
         sentences that say something, and, apart, the sentences that only list terms."""
         if not self.screen:
-            return Reading(self._read(question, split_sentences(answer), answer), None, [])
+            return Reading(self._read(question, split_sentences(answer), answer), None, [], answer)
         text, removed = grader_directives(answer)
         said, listed = split_listed(text)
-        return Reading(self._read(question, said, text), self._read(question, listed, text) if listed else None, removed)
+        return Reading(self._read(question, said, text), self._read(question, listed, text) if listed else None,
+                       removed, text)
+
+    def features(self, question: Question, reading: Reading) -> tuple[np.ndarray | None, np.ndarray | None]:
+        """The model's input (key points x evidence.ALL_FEATURES) from the sentences that say something and from
+        the term lists; None where there is no such sentence."""
+        kps = question.rubric.key_points
+
+        def matrix(ev: Evidence | None) -> np.ndarray | None:
+            if ev is None or not ev.units:
+                return None
+            shape = AnswerShape(reading.text, ev.units, reading.listed is not None,
+                                [WEIGHT_VALUES[kp.weight] for kp in kps], [len(kp.zh) for kp in kps])
+            return with_context(np.vstack([ev.feats[kp.id] for kp in kps]), [ev.best[kp.id] for kp in kps], shape)
+        return matrix(reading.said), matrix(reading.listed)
 
     def point_probabilities(self, question: Question, reading: Reading) -> tuple[np.ndarray, np.ndarray]:
         """P(stated) per key point from the sentences that say something, and from the term lists."""
-        def probs(ev: Evidence | None) -> np.ndarray:
-            if ev is None or not ev.units:
-                return np.zeros(len(question.rubric.key_points))
-            return self.model.predict(np.vstack([ev.feats[kp.id] for kp in question.rubric.key_points]))
-        return probs(reading.said), probs(reading.listed)
+        none = np.zeros(len(question.rubric.key_points))
+        return tuple(none if x is None else self.model.predict(x) for x in self.features(question, reading))
 
     def grade(self, question: Question, answer: str, lang: str, focus: str | None = None) -> Grade:
         text, notes = _clip(answer)

@@ -226,12 +226,15 @@ def close_question(state: InterviewState, runtime: Runtime[Deps]) -> dict:
     record = {**cur, "skipped": skipped, "score": final, "section": q.section, "tags": q.tags, "difficulty": q.difficulty}
     plan = list(state["plan"])
     i = state["q_index"]
-    # a good answer leads to the next link of the documents' chain, if it keeps the ramp
+    # a good answer leads to the next link of the documents' chain, if it keeps the ramp and the mix of sides
+    # (it takes the place of a question of its own section: an algorithm candidate still gets infra questions)
     if final >= 7.0 and i + 1 < len(plan) and not state["config"].get("focus"):  # practice plans stay fixed
+        bank = runtime.context.bank
         asked = set(plan[: i + 1])
-        nxt = chain_successor(runtime.context.bank, cur["qid"], asked | set(plan))
-        core_end = len([p for p in plan if runtime.context.bank.questions[p].section in ("algorithm", "infra")])
-        if nxt and i + 1 < core_end and runtime.context.bank.questions[nxt].difficulty >= q.difficulty:
+        nxt = chain_successor(bank, cur["qid"], asked | set(plan))
+        core_end = len([p for p in plan if bank.questions[p].section in ("algorithm", "infra")])
+        if (nxt and i + 1 < core_end and bank.questions[nxt].difficulty >= q.difficulty
+                and bank.questions[nxt].section == bank.questions[plan[i + 1]].section):
             plan[i + 1] = nxt
     if state["last_input"].get("action") == "end":  # the candidate ended the interview: report what there is
         return {"results": [record], "q_index": len(plan), "plan": plan[: i + 1]}

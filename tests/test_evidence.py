@@ -5,8 +5,11 @@
 
 import numpy as np
 
-from interviewer.evidence import (FEATURES, PointModel, TermIndex, calibrate, contradiction_confirmed, isotonic, negated,
-                                  terms)
+import pytest
+
+from interviewer.evidence import (ALL_FEATURES, CONTEXT, FEATURES, AnswerShape, TermIndex, contradiction_confirmed, negated,
+                                  terms, with_context)
+from interviewer.pointmodel import LogisticModel, TreeModel, calibrate, isotonic, load_model
 from knowledge.text import clauses, evidence_plan, evidence_units
 
 
@@ -57,14 +60,47 @@ def test_asking_supposing_or_naming_the_subject_is_not_asserting_a_pitfall():
     assert not contradiction_confirmed("Dr.GRPO 是 GRPO 的变体", critic, ["Dr.GRPO 去掉了长度归一化"], question)
 
 
-def test_the_point_model_learns_a_separable_rule_and_round_trips():
+def test_the_logistic_model_learns_a_separable_rule_and_round_trips():
     rng = np.random.default_rng(0)
     x = rng.normal(size=(400, len(FEATURES)))
     y = (x[:, 0] + 0.5 * x[:, 4] > 0).astype(float)
-    m = PointModel.fit(x, y)
+    m = LogisticModel.fit(FEATURES, x, y)
     assert ((m.predict(x) > 0.5) == (y > 0.5)).mean() > 0.95
-    again = PointModel.from_json(m.to_json())
+    again = load_model(m.to_json(), FEATURES)
     assert np.allclose(again.predict(x[:5]), m.predict(x[:5]))
+
+
+def test_the_boosted_trees_read_with_numpy_predict_what_scikit_learn_fitted():
+    from sklearn.ensemble import GradientBoostingRegressor
+
+    rng = np.random.default_rng(1)
+    x = rng.normal(size=(600, 4))
+    y = ((x[:, 0] > 0) & (x[:, 1] * x[:, 2] > 0)).astype(float)  # an interaction a linear model cannot fit
+    fitted = GradientBoostingRegressor(n_estimators=60, max_depth=3, learning_rate=0.2, random_state=0).fit(x, y)
+    trees = load_model(TreeModel.from_sklearn(("a", "b", "c", "d"), fitted).to_json(), ("a", "b", "c", "d"))
+    assert np.allclose(trees.predict(x), np.clip(fitted.predict(x), 0, 1))
+    assert ((trees.predict(x) > 0.5) == (y > 0.5)).mean() > 0.9
+
+
+def test_weights_fitted_on_other_features_are_refused():
+    m = LogisticModel.fit(("a", "b"), np.eye(2), np.array([0.0, 1.0]), steps=1)
+    with pytest.raises(ValueError, match="fitted on features"):
+        load_model(m.to_json(), ("a", "c"))
+
+
+def test_context_features_describe_the_answer_around_each_point():
+    x = np.zeros((3, len(FEATURES)))
+    x[:, FEATURES.index("margin_main")] = [0.10, 0.02, -0.05]
+    shape = AnswerShape("GRPO 用组内均值做 baseline，不需要 critic。", ["GRPO 用组内均值做 baseline，", "不需要 critic。"],
+                        False, [3.0, 2.0, 1.0], [20, 20, 20])
+    full = with_context(x, [0, 0, 1], shape)
+    assert full.shape == (3, len(ALL_FEATURES)) and len(ALL_FEATURES) == len(FEATURES) + len(CONTEXT)
+    col = {name: full[:, i] for i, name in enumerate(ALL_FEATURES)}
+    assert list(col["rank"]) == [0.0, 0.5, 1.0]  # the best-matched point first
+    assert col["below_best"][0] == 0.0 > col["below_best"][1] > col["below_best"][2]
+    assert list(col["shared"]) == [1, 1, 0]  # points 1 and 2 found in the same unit
+    assert list(col["weight"]) == [3.0, 2.0, 1.0] and set(col["english"]) == {0.0}
+    assert len(set(col["max_margin_main"])) == 1 and col["max_margin_main"][0] == 0.10  # the same on every row
 
 
 def test_isotonic_calibration_is_monotone_and_clamped():

@@ -138,3 +138,19 @@ def test_a_session_that_fails_to_start_leaves_no_row(settings, store, scripted_g
         app.new_session(questions=1)
     assert app.list_sessions() == []  # complete or absent: never a row without its first question
     app.close()
+
+
+def test_a_strong_answer_follows_the_chain_but_never_at_the_cost_of_the_other_side(app, scripted_grader):
+    """A good answer may bring the next question of the documents' chain forward, but only in place of a
+    question of its own section: an algorithm candidate still gets an infra question."""
+    chained = 0
+    for seed in range(12):
+        session = app.new_session(questions=5, followups=0, track="algorithm", seed=seed)
+        planned = list(session.state["plan"])
+        scripted_grader.enqueue(*["strong"] * 5)
+        while session.pending is not None:
+            session.answer("完整而正确的回答")
+        sections = [r["section"] for r in session.state["results"]]
+        assert "infra" in sections and "algorithm" in sections, (seed, sections)
+        chained += [r["qid"] for r in session.state["results"]] != planned
+    assert chained  # the chain did bring a question forward somewhere
