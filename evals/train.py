@@ -1,8 +1,8 @@
 """`python -m evals.train`: fit the embedding grader's key-point model and its two thresholds.
 
-Training data: the answer ladders (`evals/cases/`), the first blind set (`evals/blind/train.jsonl` and
-`dev.jsonl`), the terse supplement (`terse.jsonl`) and the wrong-answer supplement (`wrong.jsonl`), each
-answer labelled per key point (covered / partial / missed) and with a 0-10 gold. The held-out blind set
+Training data: the answer ladders (`evals/cases/`), the first and second blind sets (`evals/blind/train.jsonl`,
+`dev.jsonl`, `set2.jsonl`), the terse supplement (`terse.jsonl`) and the wrong-answer supplement
+(`wrong.jsonl`), each answer labelled per key point (covered / partial / missed) and with a 0-10 gold. The held-out blind set
 (`evals/blind/heldout.jsonl`) is never read here; `python -m evals.ablation` only reports on it.
 
 Validation is by question-grouped folds: no question's answers are in both the fitting and the scoring
@@ -120,23 +120,25 @@ def out_of_fold(examples: list[Example], k: int = 5, kind: str = "trees") -> tup
 
 
 CALIBRATION_GAIN = 0.1  # the out-of-fold MAE a calibration must save to be shipped
-# "missed" is the verdict a candidate must be able to trust: below unclear_p, at most this share of the
-# key points were in fact fully stated (out of fold). Above it and below cover_p a point is "unclear":
-# never reported as missed, asked about with the candidate's own sentence, credited with P.
-FALSE_MISSED = 0.02
+# "missed" is the verdict a candidate must be able to trust: of the key points candidates fully stated, at
+# most this share falls below unclear_p (out of fold). Above it and below cover_p a point is "unclear": never
+# reported as missed, asked about with the candidate's own sentence, credited with P. (Until 2026-12-04 the
+# bound was 2% of the "missed" verdicts; with the sharper model that let 2.3% of the fully stated points of the
+# held-out set be called missed, three times the earlier grader's 0.7%.)
+FALSE_MISSED = 0.01
 MAE_TIE = 0.01  # thresholds whose out-of-fold MAE is this close to the best count as equally close to gold
 
 
 def choose_thresholds(examples: list[Example], preds: list[np.ndarray], models: list[PointModel]) -> tuple[float, float]:
     """(cover_p, unclear_p), both out of fold and on the examples whose mix of answers is a real one (not the
-    wrong-answer supplement). unclear_p: the highest threshold below which at most FALSE_MISSED of the points
-    were fully stated. cover_p: the threshold whose grades land closest to gold (the lowest MAE; among those
+    wrong-answer supplement). unclear_p: the highest threshold below which at most FALSE_MISSED of the fully
+    stated points fall. cover_p: the threshold whose grades land closest to gold (the lowest MAE; among those
     within MAE_TIE of it, the best Spearman). Key-point F1 cannot choose it: it is flat over a wide range."""
     keep = [i for i, e in enumerate(examples) if e.extra.get("in_thresholds", True)]
     examples, preds, models = [examples[i] for i in keep], [preds[i] for i in keep], [models[i] for i in keep]
     p, y = np.concatenate(preds), np.concatenate([e.labels for e in examples])
     grid = [round(float(t), 3) for t in np.arange(0.05, 0.81, 0.025)]
-    unclear_p = max((t for t in grid if np.mean(y[p < t] >= 1.0) <= FALSE_MISSED), default=grid[0])
+    unclear_p = max((t for t in grid if np.mean(p[y >= 1.0] < t) <= FALSE_MISSED), default=grid[0])
     rows = []
     for t in (t for t in grid if t > unclear_p):
         scores = [raw_score(e, m, t, unclear_p, pe) for e, m, pe in zip(examples, models, preds)]

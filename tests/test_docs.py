@@ -67,5 +67,6 @@ def test_a_built_wheel_carries_the_data_the_code_reads(tmp_path):
     assert res.returncode == 0, res.stderr[-2000:]
     names = set(zipfile.ZipFile(next(tmp_path.glob("*.whl"))).namelist())
     for needed in ("interviewer/grader_weights.json", "knowledge/data/vectors.npz", "knowledge/data/questions/ppo-clip-min.json",
-                   "evals/cases/ladders_g1.jsonl", "evals/blind/heldout.jsonl", "evals/blind/heldout_second_grader.jsonl"):
+                   "evals/cases/ladders_g1.jsonl", "evals/blind/heldout.jsonl", "evals/blind/heldout_second_grader.jsonl",
+                   "evals/blind/set2.jsonl", "evals/blind/wrong.jsonl"):
         assert needed in names, needed

@@ -40,7 +40,9 @@ def test_a_review_matches_grades_and_feeds_the_history(settings, store):
     assert not unmatched["matched"] and unmatched["similarity"] is not None  # reported, never forced
     assert [q["qid"] for q in report["questions"]] == ["ppo-clip-min", "grpo-kl-why"]
     ppo, kl = report["questions"]
-    assert ppo["evidence"] and ppo["score"] > kl["score"]  # the real grader credits the partial answer
+    assert ppo["score"] > kl["score"]  # the real grader credits the partial answer
+    quoted = [e["quote"] for e in ppo["evidence"] + ppo["unclear"]]  # covered, or borderline and asked about
+    assert any("悲观的下界" in q for q in quoted) and "kp2" not in {m["key"] for m in ppo["missed"]}
     assert report["lang"] == "zh" and report["practice_next"]
     assert app.list_sessions()[0]["id"] == report["session_id"]  # in the history
     assert "grpo-kl-why" in practice.due(app.conn, now=10**12)  # missed points are due for practice
