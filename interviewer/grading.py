@@ -303,7 +303,8 @@ class EmbeddingGrader:
             if margin < self.weights.get("pitfall_margin", PITFALL_MARGIN):
                 continue
             pit = r.pitfalls[idx]
-            ok = contradiction_confirmed(units[u], [pit.zh, pit.en, *pit.variants], point_texts, [question.zh, question.en])
+            ok = contradiction_confirmed(units[u], [pit.zh, pit.en, *pit.variants], point_texts, [question.zh, question.en],
+                                         self._term_index())
             out.append(Misconception(pitfall=idx, evidence=units[u], confirmed=ok))
         return out
 

@@ -120,3 +120,14 @@ def test_a_composed_pair_vector_is_close_to_embedding_the_joined_text():
     joined = compose(vecs, token_counts([a, b]), [(0, 1)])[0]
     assert abs(float(joined @ joined) - 1.0) < 1e-4
     assert float(joined @ embed([a + b])[0]) > 0.95 > float(vecs[0] @ embed(["推荐系统的特征工程和负采样。"])[0])
+
+
+def test_a_sentence_must_say_the_pitfalls_own_claim_to_be_accused_of_it():
+    """Sharing the subject's words is not asserting the pitfall: the flipped claim itself must be said."""
+    pit = ["动作空间是所有可能的完整回答，所以是连续的。", "The action space is all possible full responses, so it is continuous."]
+    kp = ["每一步的动作是下一个 token，动作空间就是词表。"]
+    question = ["RL 里 LLM 的状态和动作是什么？"]
+    index = TermIndex(pit + kp + question)
+    for idx in (None, index):
+        assert not contradiction_confirmed("动作空间是所有可能序列（|V|^L 量级），", pit, kp, question, idx)
+        assert contradiction_confirmed("动作空间就是所有可能的完整回答，所以它是连续的", pit, kp, question, idx)
