@@ -70,3 +70,12 @@ def test_a_built_wheel_carries_the_data_the_code_reads(tmp_path):
                    "evals/cases/ladders_g1.jsonl", "evals/blind/heldout.jsonl", "evals/blind/heldout_second_grader.jsonl",
                    "evals/blind/set2.jsonl", "evals/blind/wrong.jsonl"):
         assert needed in names, needed
+
+
+def test_the_thresholds_the_readme_names_are_the_shipped_ones():
+    import json
+
+    weights = json.loads((ROOT / "interviewer" / "grader_weights.json").read_text(encoding="utf-8"))
+    for name in ("unclear_p", "cover_p"):
+        said = re.search(rf"`{name}` \(([0-9.]+)\)", README)
+        assert said and float(said.group(1)) == weights[name], (name, said and said.group(1), weights[name])
