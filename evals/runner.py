@@ -173,12 +173,7 @@ def followup_quality(items: list[Resolved], grades: dict[int, Grade], store: Sto
                 probe = q.rubric.probes[d.probe]
                 if d.action == "gap":  # a gap question must not state the point it asks for
                     leaked += leaks(probe.zh, q.rubric.key_point(d.target).zh)
-                progress.asked_probes.append(d.probe)
-            if d.target and d.target.startswith("pitfall:"):
-                progress.challenged.append(int(d.target.split(":")[1]))
-            elif d.action == "clarify":
-                progress.clarified.append(d.target)
-            progress.depth += 1
+            progress.record(d)
         first = decisions[0]
         if c.tier == "partial" or 3 <= c.gold < 8:
             if first.action == "gap":

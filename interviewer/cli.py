@@ -12,6 +12,7 @@ from pathlib import Path
 
 from interviewer.errors import AnswerRejected, EndpointError, InterviewerError, ModelOutputError
 from interviewer.resume import read_resume
+from interviewer.scoring import IGNORED, IGNORED_NOTE, feedback
 from interviewer.session import Backend, Interviewer, Session
 from interviewer.settings import add_model_flags, count, non_empty, positive_int, settings_from_args, share
 from knowledge.bank import BankError
@@ -96,14 +97,23 @@ def _show(events: list[dict], session: Session, out) -> None:
 
 
 def _show_grade(session: Session, settings, out) -> None:
+    """The score and (coach mode) the verdicts on this question so far: every answer to it counts."""
     cfg = session.state.get("config", {})
-    grade = session.last_grade()
-    if not grade:
+    view = session.coach_view()
+    if not view:
         return
+    zh = cfg.get("lang", "zh") == "zh"
     if settings.show_scores or cfg.get("coach"):
-        print(f"  (score {grade['score']}/10, grader: {grade['grader']})", file=out)
-    if cfg.get("coach") and grade.get("feedback"):
-        print("  " + grade["feedback"].replace("\n", "\n  "), file=out)
+        so_far = (f"，本题 {view['answers']} 次回答合计" if zh else f", this question over {view['answers']} answers") \
+            if view["answers"] > 1 else ""
+        print(f"  (score {view['score']}/10{so_far}, grader: {view['grader']})", file=out)
+    if cfg.get("coach"):
+        q = session.app.deps.bank.get(view["qid"])
+        text = feedback(q, view["verdicts"], view["misconceptions"], cfg.get("lang", "zh"))
+        if any(n.startswith(IGNORED_NOTE) for n in view["notes"]):
+            text += "\n" + IGNORED["zh" if zh else "en"]
+        if text:
+            print("  " + text.replace("\n", "\n  "), file=out)
 
 
 @contextlib.contextmanager

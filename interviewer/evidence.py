@@ -99,9 +99,13 @@ class RubricTexts:
     contrast_base: dict[str, np.ndarray] = field(default_factory=dict)
 
 
-def point_features(units: list[str], unit_vecs: np.ndarray, rubric: RubricTexts, index: TermIndex,
-                   answer: str) -> tuple[dict[str, np.ndarray], dict[str, int], dict[int, tuple[float, int]]]:
-    """({kp id: feature vector in FEATURES order}, {kp id: best unit}, {pitfall: (margin, unit)})."""
+def point_features(units: list[str], unit_vecs: np.ndarray, rubric: RubricTexts, index: TermIndex, answer: str,
+                   quotable: int | None = None
+                   ) -> tuple[dict[str, np.ndarray], dict[str, int], dict[int, tuple[float, int]], dict[str, int]]:
+    """({kp id: feature vector in FEATURES order}, {kp id: best unit}, {pitfall: (margin, unit)},
+    {kp id: the unit to quote back}). The quote is the best of the first `quotable` units (the sentences and
+    clauses the candidate wrote, not the neighbour pairs composed after them), so that asking about one point
+    quotes what was said about that point rather than two sentences that cover several."""
     answer_terms = set(terms(answer))
     margins: dict[str, np.ndarray] = {}  # kp id -> units x texts
     for kid in rubric.point_ids:
@@ -112,6 +116,7 @@ def point_features(units: list[str], unit_vecs: np.ndarray, rubric: RubricTexts,
     }
     feats: dict[str, np.ndarray] = {}
     best: dict[str, int] = {}
+    quote: dict[str, int] = {}
     for kid in rubric.point_ids:
         m = margins[kid]
         n_main = rubric.point_main[kid]
@@ -140,13 +145,14 @@ def point_features(units: list[str], unit_vecs: np.ndarray, rubric: RubricTexts,
                            index),
         ], dtype=np.float64)
         best[kid] = u
+        quote[kid] = int(combined[:quotable or len(units)].argmax())
     pitfalls: dict[int, tuple[float, int]] = {}
     kp_on_unit = np.max(np.vstack(list(per_unit.values())), axis=0) if per_unit else None
     for i, p in pit_unit.items():
         u = int(p.argmax())
         if kp_on_unit is None or p[u] > kp_on_unit[u]:
             pitfalls[i] = (float(p[u]), u)
-    return feats, best, pitfalls
+    return feats, best, pitfalls, quote
 
 
 def contrast_terms(unit: str, point_texts: list[str], contrasts: list[str], index: TermIndex) -> float:

@@ -15,7 +15,7 @@ import difflib
 import json
 import re
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, Protocol
 
@@ -28,7 +28,8 @@ from interviewer.errors import GraderError
 from interviewer.evidence import (ALL_FEATURES, AnswerShape, RubricTexts, TermIndex, compose, contradiction_confirmed,
                                   point_features, terms, with_context)
 from interviewer.pointmodel import PointModel, calibrate, load_model
-from interviewer.scoring import Grade, Misconception, Verdict, compute_score, confirmed, feedback, says_dont_know
+from interviewer.scoring import (IGNORED, IGNORED_NOTE, Grade, Misconception, Verdict, compute_score, confirmed, feedback,
+                                 says_dont_know)
 from interviewer.screening import grader_directives, split_listed
 from knowledge.embed import embed, token_counts
 from knowledge.schema import WEIGHT_VALUES, Question
@@ -101,6 +102,7 @@ class Evidence:
     feats: dict[str, np.ndarray]  # kp id -> per-point features (evidence.FEATURES)
     best: dict[str, int]  # kp id -> its best unit
     pitfalls: dict[int, tuple[float, int]]  # pitfall -> (margin, unit)
+    quote: dict[str, int] = field(default_factory=dict)  # kp id -> the unit quoted back as its evidence
 
 
 @dataclass(frozen=True)
@@ -219,25 +221,27 @@ class EmbeddingGrader:
         self._rubrics[question.id] = out
         return out
 
-    def _units(self, sentences: list[str]) -> tuple[list[str], np.ndarray]:
-        """Evidence units and their vectors: sentences and clauses embedded, neighbour pairs composed."""
+    def _units(self, sentences: list[str]) -> tuple[list[str], np.ndarray, int]:
+        """Evidence units, their vectors, and how many come first as written (sentences and clauses, embedded);
+        the neighbour pairs after them are composed from their parts' vectors."""
         units, pairs = evidence_plan(sentences)
         if not units:
-            return [], np.zeros((0, 384), dtype=np.float32)
+            return [], np.zeros((0, 384), dtype=np.float32), 0
         vecs = embed(units)
         if not pairs:
-            return units, vecs
+            return units, vecs, len(units)
         paired = sorted({i for p in pairs for i in p})
         tokens = np.zeros(len(units), dtype=np.float32)
         tokens[paired] = token_counts([units[i] for i in paired])
-        return units + [units[i] + units[j] for i, j in pairs], np.vstack([vecs, compose(vecs, tokens, pairs)])
+        return units + [units[i] + units[j] for i, j in pairs], np.vstack([vecs, compose(vecs, tokens, pairs)]), len(units)
 
     def _read(self, question: Question, sentences: list[str], answer: str) -> Evidence:
-        units, vecs = self._units(sentences)
+        units, vecs, plain = self._units(sentences)
         if not units:
             return Evidence([], {}, {}, {})
-        feats, best, pitfalls = point_features(units, vecs, self.rubric_texts(question), self._term_index(), answer)
-        return Evidence(units, feats, best, pitfalls)
+        feats, best, pitfalls, quote = point_features(units, vecs, self.rubric_texts(question), self._term_index(), answer,
+                                                      quotable=plain)
+        return Evidence(units, feats, best, pitfalls, quote)
 
     def evidence(self, question: Question, answer: str) -> Reading:
         """What the grader reads in an answer: the instructions to a grader it drops, the evidence in the
@@ -281,16 +285,15 @@ class EmbeddingGrader:
             elif from_list:
                 evidence = _named_item(reading.listed.units[reading.listed.best[kp.id]], kp)
             else:
-                evidence = reading.said.units[reading.said.best[kp.id]]
+                evidence = reading.said.units[reading.said.quote[kp.id]]
             verdicts.append(Verdict(key=kp.id, weight=kp.weight, status=status, evidence=evidence,
                                     confidence=round(float(max(p, q) if from_list else p), 3), credit=round(credit, 3)))
         misconceptions = self.misconceptions(question, reading.said.units, reading.said.pitfalls)
         if reading.removed:
-            notes = notes + ["ignored text addressed to the grader: " + " / ".join(reading.removed)]
+            notes = notes + [f"{IGNORED_NOTE}: " + " / ".join(reading.removed)]
         grade = _finish(self.name, question, verdicts, misconceptions, text, lang, notes, scale=self.scale)
         if reading.removed:
-            grade.feedback += ("\n已忽略：回答里写给评分器的指令（只按你的回答内容评分）。" if lang == "zh" else
-                               "\nIgnored: instructions addressed to the grader (only what you answered is graded).")
+            grade.feedback += "\n" + IGNORED["zh" if lang == "zh" else "en"]
         return grade
 
     def misconceptions(self, question: Question, units: list[str], pitfalls: dict) -> list[Misconception]:

@@ -201,15 +201,7 @@ def follow_up(state: InterviewState, runtime: Runtime[Deps]) -> dict:
     if not quoted:
         text, bridge = _with_transition(state, runtime, q, text)
     progress = QuestionProgress.model_validate(cur["progress"])
-    progress.depth += 1
-    if decision.probe is not None:
-        progress.asked_probes.append(decision.probe)
-    progress.hinted |= decision.action == "hint"
-    if decision.target and decision.target.startswith("pitfall:"):
-        progress.challenged.append(int(decision.target.split(":")[1]))
-    elif decision.action == "clarify":
-        progress.clarified.append(decision.target)
-    progress.threaded += decision.action == "thread"
+    progress.record(decision)
     cur["progress"] = progress.model_dump()
     pending = {**state["pending"], "kind": "followup", "text": text, "source": source, "action": decision.action,
                "pattern": decision.pattern, "target": decision.target, "transition": bridge}

@@ -43,7 +43,22 @@ class QuestionProgress(BaseModel):
     hinted: bool = False
     challenged: list[int] = []  # pitfall indices already challenged or asked about
     clarified: list[str] = []  # key points already asked about as unclear
+    quoted: list[str] = []  # the candidate's sentences already quoted back (a clarification or a challenge)
     threaded: int = 0  # thread follow-ups asked (at most one per question)
+
+    def record(self, decision: Decision) -> None:
+        """Note a follow-up that was asked (the interview graph and the evals' replay both call this)."""
+        self.depth += 1
+        if decision.probe is not None:
+            self.asked_probes.append(decision.probe)
+        self.hinted |= decision.action == "hint"
+        if decision.target and decision.target.startswith("pitfall:"):
+            self.challenged.append(int(decision.target.split(":")[1]))
+        elif decision.action == "clarify":
+            self.clarified.append(decision.target)
+        if decision.action in ("clarify", "challenge") and decision.evidence:
+            self.quoted.append(decision.evidence)
+        self.threaded += decision.action == "thread"
 
 
 def _unused(question: Question, progress: QuestionProgress, avoid_terms: set[str]) -> list[int]:
@@ -79,7 +94,7 @@ def decide(
                             pattern="hint", target=(rubric.probes[hint].targets or [None])[0])
         return Decision(action="next", reason="still no answer after a hint: move on")
 
-    fresh_miscs = [m for m in last.misconceptions if m.pitfall not in progress.challenged]
+    fresh_miscs = [m for m in last.misconceptions if m.pitfall not in progress.challenged and m.evidence not in progress.quoted]
     sure = [m for m in fresh_miscs if m.confirmed]
     if sure:  # only a misconception the contradiction check confirmed is challenged
         m = sure[0]
@@ -90,10 +105,11 @@ def decide(
     strong = last.score >= STRONG_SCORE
     # borderline evidence first: ask the candidate to make their own sentence precise, before asking
     # about anything clearly missed (the answer settles it); never a gap question on such a point. After
-    # a strong answer only an essential point is worth that: a good interviewer goes deeper instead
+    # a strong answer only an essential point is worth that: a good interviewer goes deeper instead. A sentence
+    # already quoted back is not quoted again (the candidate would hear the same question twice)
     unclear = sorted((v for v in cumulative if v.status == "unclear" and v.weight != "optional"
                       and (not strong or v.weight == "essential")
-                      and v.key not in progress.clarified and v.evidence),
+                      and v.key not in progress.clarified and v.evidence and v.evidence not in progress.quoted),
                      key=lambda v: (v.key not in priority, RANK[weights[v.key]]))
     if unclear:
         v = unclear[0]

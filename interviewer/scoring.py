@@ -100,3 +100,25 @@ def feedback(question: Question, verdicts: list[Verdict], misconceptions: list[M
         pit = rubric.pitfalls[m.pitfall]
         lines.append(("有误：" if zh else "Wrong: ") + getattr(pit, lang) + f" ({pit.why})")
     return "\n".join(lines)
+
+
+# said after the verdicts when the grader dropped text addressed to it (`screening.grader_directives`)
+IGNORED = {"zh": "已忽略：回答里写给评分器的指令（只按你的回答内容评分）。",
+           "en": "Ignored: instructions addressed to the grader (only what you answered is graded)."}
+IGNORED_NOTE = "ignored text addressed to the grader"  # how the grade's notes name it
+
+
+def so_far(record: dict) -> dict | None:
+    """What coach mode shows after an answer: the question's verdicts over all its answers so far, so a point said
+    in an earlier answer is never shown as missing after a follow-up; their score; the confirmed misconceptions;
+    and the last answer's grader and notes. `record`: the state's current question, or a closed one."""
+    answers = record.get("answers") or []
+    if not answers:
+        return None
+    last = answers[-1]["grade"]
+    verdicts = [Verdict.model_validate(v) for v in (record.get("verdicts") or last["verdicts"])]
+    miscs = {m["pitfall"]: Misconception.model_validate(m) for a in answers for m in a["grade"]["misconceptions"]
+             if m.get("confirmed", True)}
+    return {"qid": last["qid"], "grader": last["grader"], "score": compute_score(verdicts, len(miscs)),
+            "verdicts": verdicts, "misconceptions": list(miscs.values()), "notes": last.get("notes", []),
+            "answers": len(answers)}

@@ -26,6 +26,7 @@ from interviewer.local_model import LocalServer, resolve_gguf
 from interviewer.registry import Registry, connect
 from interviewer.report import paths as report_paths
 from interviewer.report import save
+from interviewer.scoring import so_far
 from interviewer.settings import Settings
 from interviewer.storage import is_postgres, open_sessions
 from interviewer.vllm_server import VLLMServer, start_vllm
@@ -262,15 +263,13 @@ class Session:
                 return e["text"]
         return ""
 
-    def last_grade(self) -> dict | None:
+    def coach_view(self) -> dict | None:
+        """The verdicts on the question being (or just) answered, over all its answers (`scoring.so_far`)."""
         cur = self.state.get("current") or {}
-        answers = cur.get("answers") or []
-        if answers:
-            return answers[-1]["grade"]
+        if cur.get("answers"):
+            return so_far(cur)
         results = self.state.get("results") or []
-        if results and results[-1].get("answers"):
-            return results[-1]["answers"][-1]["grade"]
-        return None
+        return so_far(results[-1]) if results else None
 
     def _recorded(self) -> bool:
         row = self.app.registry.get(self.id)

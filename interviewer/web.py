@@ -117,22 +117,22 @@ def progress_text(session: Session) -> str:
 
 
 def coach_text(session: Session) -> str:
+    """The verdicts on this question so far (every answer to it counts), with the candidate's own sentences."""
     if not session.state["config"].get("coach"):
         return ""
-    grade = session.last_grade()
-    if not grade:
+    view = session.coach_view()
+    if not view:
         return ""
-    lines = [f"**{grade['score']}/10** · grader `{grade['grader']}`", ""]
-    q = session.app.deps.bank.get(grade["qid"])
+    lines = [f"**{view['score']}/10** · grader `{view['grader']}`", ""]
+    q = session.app.deps.bank.get(view["qid"])
     lang = session.state["config"].get("lang", "zh")
-    for v in grade["verdicts"]:
-        mark = {"covered": "✅", "partial": "🟡", "unclear": "❔", "missed": "❌"}[v["status"]]
-        kp = getattr(q.rubric.key_point(v["key"]), lang)
-        quote = f" — “{as_text(v['evidence'])}”" if v["evidence"] else ""
+    for v in view["verdicts"]:
+        mark = {"covered": "✅", "partial": "🟡", "unclear": "❔", "missed": "❌"}[v.status]
+        kp = getattr(q.rubric.key_point(v.key), lang)
+        quote = f" — “{as_text(v.evidence)}”" if v.evidence else ""
         lines.append(f"- {mark} {kp}{quote}")
-    for m in grade["misconceptions"]:
-        if m.get("confirmed", True):
-            lines.append(f"- ⚠️ {getattr(q.rubric.pitfalls[m['pitfall']], lang)}")
+    for m in view["misconceptions"]:
+        lines.append(f"- ⚠️ {getattr(q.rubric.pitfalls[m.pitfall], lang)}")
     return "\n".join(lines)
 
 

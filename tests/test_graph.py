@@ -3,6 +3,8 @@
     python -m pytest tests/test_graph.py
 """
 
+import sys
+
 import pytest
 
 from interviewer.errors import AnswerRejected, SessionError
@@ -154,3 +156,22 @@ def test_a_strong_answer_follows_the_chain_but_never_at_the_cost_of_the_other_si
         assert "infra" in sections and "algorithm" in sections, (seed, sections)
         chained += [r["qid"] for r in session.state["results"]] != planned
     assert chained  # the chain did bring a question forward somewhere
+
+
+def test_coach_mode_shows_the_question_so_far_not_only_the_last_answer(settings, store, scripted_model, scripted_grader,
+                                                                        capsys):
+    """A point said in the first answer is not shown as missing after a weaker follow-up answer."""
+    from interviewer.cli import _show_grade
+
+    app = Interviewer.open(settings.with_(coach=True), model=scripted_model, store=store, grader=scripted_grader)
+    session = app.new_session(questions=1, followups=2, coach=True)
+    scripted_grader.enqueue("strong", "weak")
+    session.answer("第一次回答，什么都说到了")
+    assert session.pending["kind"] == "followup"
+    session.answer("追问的回答，什么都没说")
+    view = session.coach_view()
+    assert view["answers"] == 2 and {v.status for v in view["verdicts"]} == {"covered"} and view["score"] == 10.0
+    _show_grade(session, app.settings, sys.stdout)
+    shown = capsys.readouterr().out
+    assert "还缺" not in shown and "Missing" not in shown and "10.0/10" in shown
+    app.close()

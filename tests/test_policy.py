@@ -153,3 +153,18 @@ def test_the_answer_to_a_clarification_settles_the_point():
     assert [v.status for v in merged] == ["missed", "unclear"]  # asked and still vague: missed; the other stays unclear
     said = [Verdict(key="kp1", weight="essential", status="covered", evidence="z")]
     assert merge_verdicts(before, said, settled="kp1")[0].status == "covered"
+
+
+def test_a_sentence_already_quoted_back_is_not_quoted_again(question):
+    """Two unclear points found in one long sentence would otherwise give the same clarification twice."""
+    kps = question.rubric.key_points
+    essentials = [kp for kp in kps if kp.weight == "essential"]
+    verdicts = [Verdict(key=kp.id, weight=kp.weight, status="unclear" if kp in essentials[:2] else "covered",
+                        evidence="同一句很长的话") for kp in kps]
+    g = Grade(grader="test", qid=question.id, score=compute_score(verdicts), verdicts=verdicts)
+    first = decide(question, g.verdicts, g, QuestionProgress())
+    assert first.action == "clarify" and first.evidence == "同一句很长的话"
+    progress = QuestionProgress()
+    progress.record(first)
+    second = decide(question, g.verdicts, g, progress)
+    assert not (second.action == "clarify" and second.evidence == first.evidence)
