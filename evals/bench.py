@@ -101,7 +101,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _throughput(args) -> int:
-    from evals.__main__ import VLLM_FIELDS, _open_model, spread
+    from evals.__main__ import _open_model, spread
     from evals.cases import CASES_DIR, load_cases, resolve
     from evals.throughput import measure, table
     from interviewer.llm import Replicas

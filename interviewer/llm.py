@@ -41,7 +41,7 @@ def mask_url(url: str) -> str:
         port = f":{parts.port}" if parts.port else ""
     except ValueError:
         return "<the configured endpoint URL>"
-    netloc = (f"***@" if parts.username or parts.password else "") + host + port
+    netloc = ("***@" if parts.username or parts.password else "") + host + port
     query = urlencode([(k, "***") for k, _ in parse_qsl(parts.query, keep_blank_values=True)], safe="*")
     return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
 

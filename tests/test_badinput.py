@@ -13,7 +13,6 @@ import json
 import os
 import re
 import shutil
-import sqlite3
 import subprocess
 import sys
 import threading
@@ -25,7 +24,7 @@ from pathlib import Path
 import pytest
 
 from faultcounts import COUNTS
-from interviewer.errors import EndpointError, InterviewerError
+from interviewer.errors import InterviewerError
 from interviewer.llm import OpenAIChat
 from interviewer.local_model import free_port
 from interviewer.session import Interviewer

@@ -5,7 +5,8 @@
 
 import pytest
 
-from interviewer.grading import EmbeddingGrader, HybridGrader, LLMJudge, make_grader
+from interviewer.grading import EmbeddingGrader, make_grader
+from interviewer.judges import HybridGrader, LLMJudge
 from knowledge.text import evidence_units
 
 QID = "ppo-clip-min"

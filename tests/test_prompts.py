@@ -51,7 +51,7 @@ class Recording:
 
 @pytest.mark.model
 def test_an_llm_judge_on_the_real_model_is_not_lifted_by_an_escape(local_server, bank):
-    from interviewer.grading import LLMJudge
+    from interviewer.judges import LLMJudge
     from interviewer.llm import OpenAIChat
 
     q = bank.get("ppo-clip-min")

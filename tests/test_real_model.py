@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from interviewer.errors import LocalModelError
-from interviewer.local_model import MODELS, GGUFSpec, assemble, cache_dir
+from interviewer.local_model import MODELS, GGUFSpec, assemble
 from interviewer.phrasing import Utterance
 from interviewer.session import Interviewer
 
