@@ -11,6 +11,7 @@ import argparse
 import logging
 import os
 import secrets
+import signal
 import sys
 from pathlib import Path
 
@@ -67,6 +68,23 @@ def storage_secret(home: Path) -> str:
     return path.read_text().strip()
 
 
+def stopped(signum, frame) -> None:
+    print("Stopped.", flush=True)
+    raise SystemExit(0)
+
+
+class ShutdownNoise(logging.Filter):
+    """Drops uvicorn's traceback for each browser connection it cancels on SIGTERM or Ctrl-C (an open chat stream
+    outlives the 3 s grace period): a deliberate stop is not an error, and pages of tracebacks hide the real ones."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        import asyncio
+
+        if record.msg.startswith("Cancel %s running task(s)"):  # the one-line summary of the same
+            return False
+        return not (record.exc_info and isinstance(record.exc_info[1], asyncio.CancelledError))
+
+
 def serve(app, args, logins) -> None:
     import gradio as gr
     import uvicorn
@@ -93,6 +111,9 @@ def serve(app, args, logins) -> None:
                     "(each browser still sees only its own). Add --auth or --user-header for a shared deployment.",
                     args.host)
     print(f"Serving on http://{args.host}:{args.port} (host names: {', '.join(sorted(hosts))})", flush=True)
+    logging.getLogger("uvicorn.error").addFilter(ShutdownNoise())
+    for sig in (signal.SIGTERM, signal.SIGINT):  # uvicorn re-raises the stop signal once it has shut down: exit
+        signal.signal(sig, stopped)  # through main's clean-up (model server, store) instead of dying at once
     try:
         uvicorn.run(server, host=args.host, port=args.port, log_level="warning", timeout_graceful_shutdown=3)
     finally:

@@ -13,6 +13,7 @@ import json
 import os
 import secrets
 import shutil
+import signal
 import subprocess
 import sys
 import threading
@@ -56,15 +57,21 @@ def endpoint():
 
 
 def _stop(proc) -> None:
-    """SIGTERM, as a service manager stops it. It must exit; on a loaded 2-core CI machine that once took longer
-    than 20 s (not reproduced since), so it gets a minute, and what it printed is shown if it does not."""
+    """SIGTERM, as a service manager stops it: the app must exit, quietly, within a minute. Its output is read all
+    along (`serve`), so a full pipe cannot stall it; if it hangs, PYTHONFAULTHANDLER's dump of every thread is shown."""
     proc.terminate()
     try:
         proc.wait(timeout=60)
     except subprocess.TimeoutExpired:
-        proc.kill()
-        out = proc.communicate(timeout=10)[0] or ""
-        raise AssertionError(f"app.py did not exit within 60 s of SIGTERM; its last output:\n{out[-3000:]}") from None
+        proc.send_signal(signal.SIGABRT)
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        proc.reader.join(timeout=10)
+        raise AssertionError(f"app.py did not exit within 60 s of SIGTERM; its last output:\n{proc.output()[-6000:]}")
+    proc.reader.join(timeout=10)
+    assert proc.returncode == 0 and "Traceback" not in proc.output(), proc.output()[-6000:]
 
 
 def serve(tmp_path_factory, store, endpoint, *extra):
@@ -75,7 +82,11 @@ def serve(tmp_path_factory, store, endpoint, *extra):
         [sys.executable, "app.py", "--port", str(port), "--base-url", endpoint, "--model", "none", "--phrasing",
          "verbatim", "--grader", "embedding", "--home", str(home), "-n", "2", *extra],
         cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False"})
+        env={**os.environ, "GRADIO_ANALYTICS_ENABLED": "False", "PYTHONFAULTHANDLER": "1"})
+    lines: list[str] = []
+    proc.reader = threading.Thread(target=lambda: lines.extend(proc.stdout), daemon=True)  # a full pipe blocks the app
+    proc.reader.start()
+    proc.output = lambda: "".join(lines)
     url = f"http://127.0.0.1:{port}/"
     deadline = time.monotonic() + 120
     while True:
@@ -85,7 +96,7 @@ def serve(tmp_path_factory, store, endpoint, *extra):
         except urllib.error.HTTPError:
             break  # it answers (401 without an account is an answer)
         except OSError:
-            assert proc.poll() is None, proc.stdout.read()
+            assert proc.poll() is None, proc.output()
             assert time.monotonic() < deadline, "app did not start"
             time.sleep(0.3)
     return proc, url, home, port
