@@ -159,8 +159,8 @@ def test_a_sentence_already_quoted_back_is_not_quoted_again(question):
     """Two unclear points found in one long sentence would otherwise give the same clarification twice."""
     kps = question.rubric.key_points
     essentials = [kp for kp in kps if kp.weight == "essential"]
-    verdicts = [Verdict(key=kp.id, weight=kp.weight, status="unclear" if kp in essentials[:2] else "covered",
-                        evidence="同一句很长的话") for kp in kps]
+    verdicts = [Verdict(key=kp.id, weight=kp.weight, status="unclear", evidence="同一句很长的话") if kp in essentials[:2]
+                else Verdict(key=kp.id, weight=kp.weight, status="covered", evidence=f"我说的{kp.id}") for kp in kps]
     g = Grade(grader="test", qid=question.id, score=compute_score(verdicts), verdicts=verdicts)
     first = decide(question, g.verdicts, g, QuestionProgress())
     assert first.action == "clarify" and first.evidence == "同一句很长的话"
@@ -168,3 +168,19 @@ def test_a_sentence_already_quoted_back_is_not_quoted_again(question):
     progress.record(first)
     second = decide(question, g.verdicts, g, progress)
     assert not (second.action == "clarify" and second.evidence == first.evidence)
+
+
+def test_a_sentence_credited_to_another_point_is_not_quoted_to_clarify_this_one(question):
+    """"你提到「被 clip 的 token 没有梯度」，能具体说说吗？" asked for kp2 would get more about kp1, and the answer
+    would then settle kp2 on a question never put."""
+    kps = question.rubric.key_points
+    essential = next(kp for kp in kps if kp.weight == "essential")
+    other = next(kp for kp in kps if kp is not essential)
+    verdicts = [Verdict(key=kp.id, weight=kp.weight, status="unclear" if kp is essential else "covered",
+                        evidence="被 clip 的 token 没有梯度" if kp in (essential, other) else f"我说的{kp.id}") for kp in kps]
+    g = Grade(grader="test", qid=question.id, score=compute_score(verdicts), verdicts=verdicts)
+    d = decide(question, g.verdicts, g, QuestionProgress())
+    assert not (d.action == "clarify" and d.target == essential.id) and d.action != "gap"
+    verdicts[kps.index(essential)] = verdicts[kps.index(essential)].model_copy(update={"evidence": "它自己的一句"})
+    d = decide(question, verdicts, g, QuestionProgress())
+    assert d.action == "clarify" and d.target == essential.id and d.evidence == "它自己的一句"
