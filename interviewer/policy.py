@@ -107,12 +107,13 @@ def decide(
     # about anything clearly missed (the answer settles it); never a gap question on such a point. After
     # a strong answer only an essential point is worth that: a good interviewer goes deeper instead. A sentence
     # already quoted back is not quoted again (the candidate would hear the same question twice), and neither is one
-    # that is the evidence of another point already covered: asked to "say more" about it, the candidate would
+    # that holds (or is part of) the evidence of another point already covered: asked to "say more" about it, they would
     # elaborate that other point, and the answer would then settle this one on a question never put
-    credited = {v.evidence for v in cumulative if v.status == "covered"}
+    credited = [v.evidence for v in cumulative if v.status == "covered" and v.evidence]
     unclear = sorted((v for v in cumulative if v.status == "unclear" and v.weight != "optional"
                       and (not strong or v.weight == "essential") and v.key not in progress.clarified
-                      and v.evidence and v.evidence not in progress.quoted and v.evidence not in credited),
+                      and v.evidence and v.evidence not in progress.quoted
+                      and not any(c in v.evidence or v.evidence in c for c in credited)),
                      key=lambda v: (v.key not in priority, RANK[weights[v.key]]))
     if unclear:
         v = unclear[0]

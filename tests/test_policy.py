@@ -181,6 +181,10 @@ def test_a_sentence_credited_to_another_point_is_not_quoted_to_clarify_this_one(
     g = Grade(grader="test", qid=question.id, score=compute_score(verdicts), verdicts=verdicts)
     d = decide(question, g.verdicts, g, QuestionProgress())
     assert not (d.action == "clarify" and d.target == essential.id) and d.action != "gap"
-    verdicts[kps.index(essential)] = verdicts[kps.index(essential)].model_copy(update={"evidence": "它自己的一句"})
+    longer = verdicts[kps.index(essential)].model_copy(update={"evidence": "我先说：被 clip 的 token 没有梯度，所以没关系。"})
+    verdicts[kps.index(essential)] = longer  # a sentence holding the other point's evidence is the same question
+    d = decide(question, verdicts, g, QuestionProgress())
+    assert not (d.action == "clarify" and d.target == essential.id)
+    verdicts[kps.index(essential)] = longer.model_copy(update={"evidence": "它自己的一句"})
     d = decide(question, verdicts, g, QuestionProgress())
     assert d.action == "clarify" and d.target == essential.id and d.evidence == "它自己的一句"
