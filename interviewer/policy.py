@@ -94,7 +94,8 @@ def decide(
                             pattern="hint", target=(rubric.probes[hint].targets or [None])[0])
         return Decision(action="next", reason="still no answer after a hint: move on")
 
-    fresh_miscs = [m for m in last.misconceptions if m.pitfall not in progress.challenged and m.evidence not in progress.quoted]
+    fresh_miscs = [m for m in last.misconceptions
+                   if m.pitfall not in progress.challenged and not _overlaps(m.evidence, progress.quoted)]
     sure = [m for m in fresh_miscs if m.confirmed]
     if sure:  # only a misconception the contradiction check confirmed is challenged
         m = sure[0]
@@ -106,14 +107,13 @@ def decide(
     # borderline evidence first: ask the candidate to make their own sentence precise, before asking
     # about anything clearly missed (the answer settles it); never a gap question on such a point. After
     # a strong answer only an essential point is worth that: a good interviewer goes deeper instead. A sentence
-    # already quoted back is not quoted again (the candidate would hear the same question twice), and neither is one
-    # that holds (or is part of) the evidence of another point already covered: asked to "say more" about it, they would
-    # elaborate that other point, and the answer would then settle this one on a question never put
-    credited = [v.evidence for v in cumulative if v.status == "covered" and v.evidence]
+    # already quoted back, nor a part of one, is not quoted again (the candidate would hear the same question twice),
+    # and neither is one that holds (or is part of) the evidence of another point already covered: asked to "say more"
+    # about it, they would elaborate that other point, and the answer would then settle this one on a question never put
+    heard = progress.quoted + [v.evidence for v in cumulative if v.status == "covered" and v.evidence]
     unclear = sorted((v for v in cumulative if v.status == "unclear" and v.weight != "optional"
                       and (not strong or v.weight == "essential") and v.key not in progress.clarified
-                      and v.evidence and v.evidence not in progress.quoted
-                      and not any(c in v.evidence or v.evidence in c for c in credited)),
+                      and v.evidence and not _overlaps(v.evidence, heard)),
                      key=lambda v: (v.key not in priority, RANK[weights[v.key]]))
     if unclear:
         v = unclear[0]
@@ -149,6 +149,11 @@ def decide(
         return Decision(action="deepen", reason="solid answer: go deeper", probe=i,
                         pattern=rubric.probes[i].pattern, target=(rubric.probes[i].targets or [None])[0])
     return Decision(action="next", reason="no probe left for this question")
+
+
+def _overlaps(sentence: str, others: list[str]) -> bool:
+    """The same sentence, one of its clauses, or a sentence holding it."""
+    return any(o in sentence or sentence in o for o in others if o)
 
 
 def merge_verdicts(previous: list[Verdict], new: list[Verdict], settled: str | None = None) -> list[Verdict]:

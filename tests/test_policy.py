@@ -168,6 +168,10 @@ def test_a_sentence_already_quoted_back_is_not_quoted_again(question):
     progress.record(first)
     second = decide(question, g.verdicts, g, progress)
     assert not (second.action == "clarify" and second.evidence == first.evidence)
+    # nor a clause of it, found in an earlier answer after the candidate has explained the whole sentence
+    part = [v.model_copy(update={"evidence": "同一句"}) if v.status == "unclear" else v for v in verdicts]
+    again = decide(question, part, g, progress)
+    assert not (again.action == "clarify" and again.evidence == "同一句")
 
 
 def test_a_sentence_credited_to_another_point_is_not_quoted_to_clarify_this_one(question):
