@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from interviewer.scoring import Grade, Verdict
+from interviewer.scoring import Grade, Verdict, overlaps
 from knowledge.schema import Question
 from knowledge.text import leaks
 
@@ -95,7 +95,7 @@ def decide(
         return Decision(action="next", reason="still no answer after a hint: move on")
 
     fresh_miscs = [m for m in last.misconceptions
-                   if m.pitfall not in progress.challenged and not _overlaps(m.evidence, progress.quoted)]
+                   if m.pitfall not in progress.challenged and not overlaps(m.evidence, progress.quoted)]
     sure = [m for m in fresh_miscs if m.confirmed]
     if sure:  # only a misconception the contradiction check confirmed is challenged
         m = sure[0]
@@ -113,7 +113,7 @@ def decide(
     heard = progress.quoted + [v.evidence for v in cumulative if v.status == "covered" and v.evidence]
     unclear = sorted((v for v in cumulative if v.status == "unclear" and v.weight != "optional"
                       and (not strong or v.weight == "essential") and v.key not in progress.clarified
-                      and v.evidence and not _overlaps(v.evidence, heard)),
+                      and v.evidence and not overlaps(v.evidence, heard)),
                      key=lambda v: (v.key not in priority, RANK[weights[v.key]]))
     if unclear:
         v = unclear[0]
@@ -149,11 +149,6 @@ def decide(
         return Decision(action="deepen", reason="solid answer: go deeper", probe=i,
                         pattern=rubric.probes[i].pattern, target=(rubric.probes[i].targets or [None])[0])
     return Decision(action="next", reason="no probe left for this question")
-
-
-def _overlaps(sentence: str, others: list[str]) -> bool:
-    """The same sentence, one of its clauses, or a sentence holding it."""
-    return any(o in sentence or sentence in o for o in others if o)
 
 
 def merge_verdicts(previous: list[Verdict], new: list[Verdict], settled: str | None = None) -> list[Verdict]:

@@ -10,6 +10,7 @@ from pathlib import Path
 
 from interviewer.markup import as_text
 from interviewer.opening import report_section
+from interviewer.scoring import Verdict, own_evidence
 from knowledge.bank import Bank
 
 WEAK = 6.0
@@ -19,6 +20,7 @@ def _question_entry(rec: dict, bank: Bank, lang: str) -> dict:
     q = bank.get(rec["qid"])
     r = q.rubric
     verdicts = rec.get("verdicts", [])
+    shown = {v.key: v.evidence for v in own_evidence([Verdict.model_validate(v) for v in verdicts])}
     missed = [v for v in verdicts if v["status"] in ("partial", "missed")]
     miscs = {m["pitfall"]: m["evidence"] for a in rec.get("answers", []) for m in a["grade"]["misconceptions"]
              if m.get("confirmed", True)}
@@ -39,7 +41,7 @@ def _question_entry(rec: dict, bank: Bank, lang: str) -> dict:
                     "text": getattr(r.key_point(v["key"]), lang)} for v in missed],
         # borderline evidence: the grader could not tell, so it is neither credited nor called missed
         "unclear": [{"key": v["key"], "weight": v["weight"], "text": getattr(r.key_point(v["key"]), lang),
-                     "quote": v["evidence"]} for v in verdicts if v["status"] == "unclear"],
+                     "quote": shown[v["key"]]} for v in verdicts if v["status"] == "unclear"],
         "misconceptions": [{"claim": getattr(r.pitfalls[i], lang), "why": r.pitfalls[i].why, "quote": quote}
                            for i, quote in sorted(miscs.items())],
         "followups": [{"action": d["action"], "pattern": d.get("pattern"), "target": d.get("target")}
@@ -88,7 +90,7 @@ def build_report(state: dict, bank: Bank) -> dict:
 
 LABELS = {
     "zh": {"title": "模拟面试报告", "overall": "总分", "score": "得分", "skipped": "（跳过）", "covered": "答到的要点（原话）",
-           "missed": "遗漏的要点", "unclear": "说法接近但不够明确的要点", "wrong": "错误的说法", "model": "参考答案", "read": "推荐阅读", "topics": "按主题",
+           "missed": "遗漏的要点", "unclear": "无法确认的要点（说法接近或不够明确）", "wrong": "错误的说法", "model": "参考答案", "read": "推荐阅读", "topics": "按主题",
            "next": "下次练习", "unverified": "（未核实）", "graders": "评分器", "followups": "追问",
            "threads": "顺着你的话追问（来源）"},
     "en": {"title": "Mock interview report", "overall": "Overall", "score": "Score", "skipped": " (skipped)",
@@ -115,8 +117,8 @@ def _opening_markdown(opening: dict, lang: str) -> list[str]:
     if opening.get("introduction"):
         out += [f"> {as_text(opening['introduction'][:400])}", ""]
     for p in opening["projects"]:
-        out += [f"### {as_text(p['project'])}", "", f"{C['structure']}: **{p['score']}/10**{C['skipped'] if p['skipped'] else ''}"
-                f"  ·  {C['asked']}: {', '.join(p['asked']) or '-'}", ""]
+        out += [f"### {as_text(p['project'])}", "", (f"{C['structure']}: **{p['score']}/10**{C['skipped'] if p['skipped'] else ''}"
+                f"  ·  {C['asked']}: {', '.join(p['asked']) or '-'}"), ""]
         for c in p["criteria"]:
             out.append(f"- {'✅' if c['met'] else '❌'} {C[c['key']]}" + (f" — “{as_text(c['evidence'])}”" if c["evidence"] else ""))
         out.append("")
@@ -146,14 +148,14 @@ def to_markdown(report: dict) -> str:
         out += _review_markdown(report["review"], report["lang"])
     for i, e in enumerate(report["questions"], 1):
         out += [f"## {i}. {e['question']}", "",
-                f"{L['score']}: **{e['score']}/10**{L['skipped'] if e['skipped'] else ''}  ·  {e['section']}  ·  "
-                f"{L['graders']}: {', '.join(e['graders']) or '-'}", ""]
+                (f"{L['score']}: **{e['score']}/10**{L['skipped'] if e['skipped'] else ''}  ·  {e['section']}  ·  "
+                f"{L['graders']}: {', '.join(e['graders']) or '-'}"), ""]
         if e["evidence"]:
             out += [f"**{L['covered']}**", ""] + [f"- {x['key_point']} — “{as_text(x['quote'])}”" for x in e["evidence"]] + [""]
         if e["missed"]:
             out += [f"**{L['missed']}**", ""] + [f"- [{m['weight']}] {m['text']}" for m in e["missed"]] + [""]
         if e.get("unclear"):
-            out += [f"**{L['unclear']}**", ""] + [f"- [{m['weight']}] {m['text']}" + (f" — “{m['quote']}”" if m["quote"] else "")
+            out += [f"**{L['unclear']}**", ""] + [f"- [{m['weight']}] {m['text']}" + (f" — “{as_text(m['quote'])}”" if m["quote"] else "")
                                                  for m in e["unclear"]] + [""]
         if e["misconceptions"]:
             out += [f"**{L['wrong']}**", ""] + [f"- {m['claim']} — {m['why']}" for m in e["misconceptions"]] + [""]

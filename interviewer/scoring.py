@@ -62,6 +62,20 @@ def confirmed(misconceptions: list[Misconception]) -> list[Misconception]:
     return [m for m in misconceptions if m.confirmed]
 
 
+def overlaps(sentence: str, others: list[str]) -> bool:
+    """The same sentence, one of its clauses, or a sentence holding it."""
+    return any(o in sentence or sentence in o for o in others if o)
+
+
+def own_evidence(verdicts: list[Verdict]) -> list[Verdict]:
+    """The verdicts as shown to the candidate: an unclear point keeps its sentence only if that sentence is its own.
+    One that holds (or is part of) a covered point's evidence is about that point (a low-P unclear point's best
+    sentence often is), and quoting it as "close to" this one would misreport what the candidate said."""
+    credited = [v.evidence for v in verdicts if v.status == "covered" and v.evidence]
+    return [v.model_copy(update={"evidence": ""}) if v.status == "unclear" and overlaps(v.evidence, credited) else v
+            for v in verdicts]
+
+
 def compute_score(verdicts: list[Verdict], misconceptions: int = 0) -> float:
     """10 x weighted credit (`Verdict.earned`) over essential+important points, optional points as a bonus,
     minus a penalty per stated misconception; clamped to [0, 10]."""
@@ -116,7 +130,7 @@ def so_far(record: dict) -> dict | None:
     if not answers:
         return None
     last = answers[-1]["grade"]
-    verdicts = [Verdict.model_validate(v) for v in (record.get("verdicts") or last["verdicts"])]
+    verdicts = own_evidence([Verdict.model_validate(v) for v in (record.get("verdicts") or last["verdicts"])])
     miscs = {m["pitfall"]: Misconception.model_validate(m) for a in answers for m in a["grade"]["misconceptions"]
              if m.get("confirmed", True)}
     return {"qid": last["qid"], "grader": last["grader"], "score": compute_score(verdicts, len(miscs)),

@@ -3,7 +3,14 @@
     python -m pytest tests/test_scoring.py
 """
 
-from interviewer.scoring import MAX_PENALTY, MISCONCEPTION_PENALTY, Verdict, compute_score, says_dont_know
+from interviewer.scoring import (
+    MAX_PENALTY,
+    MISCONCEPTION_PENALTY,
+    Verdict,
+    compute_score,
+    own_evidence,
+    says_dont_know,
+)
 
 
 def v(weight, status):
@@ -42,3 +49,14 @@ def test_dont_know_detection():
     assert says_dont_know("   ")
     assert says_dont_know("Sorry, I don't know this one.")
     assert not says_dont_know("我不太清楚细节，但 PPO 的 clip 是把比率限制在 1-ε 到 1+ε 之间，取 min 保证目标是悲观下界，这样策略不会一步走太远。")
+
+
+def test_an_unclear_point_is_not_shown_with_a_sentence_that_belongs_to_a_covered_one():
+    """The report said "你的说法接近" about the sampling-parameters point, quoting the candidate's kernel sentence."""
+    kernel = "vLLM 和 FSDP 用的 kernel 不一样，浮点加法不满足结合律，bf16 下累加顺序一变结果就不同。"
+    verdicts = [Verdict(key="kp2", weight="essential", status="covered", evidence="浮点加法不满足结合律，"),
+                Verdict(key="kp7", weight="important", status="unclear", evidence=kernel),
+                Verdict(key="kp3", weight="important", status="unclear", evidence="batch 大小影响数值。")]
+    shown = {x.key: x.evidence for x in own_evidence(verdicts)}
+    assert shown == {"kp2": "浮点加法不满足结合律，", "kp7": "", "kp3": "batch 大小影响数值。"}
+    assert compute_score(own_evidence(verdicts)) == compute_score(verdicts)  # what is shown, not the grade
