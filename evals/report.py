@@ -16,7 +16,10 @@ def recommend(results: dict) -> str:
     """Which grader to use with this model: the best Spearman among graders that clearly beat answer
     length (by 0.1) and resist adversarial answers (exploit rate at most 0.2)."""
     graders = {g: r["overall"] for g, r in results.items() if g not in ("followups", "length") and r.get("overall")}
-    floor = results.get("length", {}).get("overall", {}).get("spearman", 0.0)
+    if "length" not in results:  # without the baseline there is nothing to beat: say so rather than compare with 0
+        return ("**Recommendation:** none: the `length` baseline was not run (add it to `--graders`), so no grader "
+                "can be shown to beat answer length.")
+    floor = results["length"].get("overall", {}).get("spearman", 0.0)
     ok = {g: o for g, o in graders.items()
           if o.get("spearman", float("nan")) >= floor + 0.1 and o.get("exploit_rate", 1.0) <= 0.2}
     if not ok:

@@ -89,3 +89,4 @@ def test_the_recommendation_needs_a_grader_that_beats_length_and_resists_exploit
     row = lambda s, e: {"overall": {"spearman": s, "exploit_rate": e}}  # noqa: E731
     assert "`embedding`" in recommend({"length": row(0.5, 0.8), "embedding": row(0.8, 0.1), "llm": row(0.9, 0.6)})
     assert "do not trust" in recommend({"length": row(0.5, 0.8), "llm": row(0.55, 0.1)})
+    assert "`embedding`" not in recommend({"embedding": row(0.8, 0.1)})  # no baseline run: nothing shown to beat it
