@@ -81,6 +81,19 @@ def test_smoke_run_on_the_real_model_writes_a_results_folder(tmp_path, home, sto
     assert len((folder / "answers.jsonl").read_text().splitlines()) == 3 * 4 - m["llm-per-point"]["overall"]["errors"] - m["no-rubric"]["overall"]["errors"]
     assert (folder / "report.md").exists() and (folder / "scatter_embedding.svg").exists()
     assert "**Recommendation:**" in (folder / "report.md").read_text()
+    _tables_are_whole((folder / "report.md").read_text())
+
+
+def _tables_are_whole(markdown: str) -> None:
+    """Every row of a Markdown table has as many cells as its header (a stray '|' in a label shifts them)."""
+    width = None
+    for line in markdown.splitlines():
+        if not line.startswith("|"):
+            width = None
+            continue
+        cells = line.count("|") - 1
+        width = width or cells
+        assert cells == width, line
 
 
 def test_the_recommendation_needs_a_grader_that_beats_length_and_resists_exploits():
