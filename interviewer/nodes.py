@@ -184,7 +184,7 @@ def _followup_line(q: Question, decision: Decision, lang: str) -> str:
         return decision.question
     if decision.action in ("challenge", "clarify"):
         template = prompts.CHALLENGE if decision.action == "challenge" else prompts.CLARIFY
-        return template[lang].substitute(evidence=decision.evidence[:120])
+        return template[lang].substitute(evidence=prompts.quote_back(decision.evidence))
     return getattr(q.rubric.probes[decision.probe], lang)
 
 

@@ -66,6 +66,17 @@ NO_RUBRIC_USER = Template(
     "Candidate answer:\n$answer"
 )
 
+def quote_back(sentence: str, limit: int = 120) -> str:
+    """The candidate's words as a follow-up quotes them: without the separator a clause or list item was cut at
+    ("…per-channel scale," / "原因：两边 kernel 不同、"), and a long sentence cut at a word, marked with "…"."""
+    text = re.sub(r"[\s,，、;；:：]+$", "", sentence.strip())
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    space = cut.rfind(" ")
+    return (cut[:space] if space > limit // 2 else cut).rstrip(" ,，、;；:：") + "…"
+
+
 CLARIFY = {  # the candidate's own sentence, quoted: what did you mean? (no hint of the expected point)
     "zh": Template("你提到「$evidence」，能具体说说这一点吗？"),
     "en": Template('You mentioned "$evidence". Can you say more precisely what you mean there?'),

@@ -69,3 +69,15 @@ def test_an_llm_judge_on_the_real_model_is_not_lifted_by_an_escape(local_server,
         assert len(CLOSE.findall(user)) == 1 and user.count("<candidate_data>") == 1
     print(f"\nLLM judge on the real model, key point {kp.id}: plain {before}, with an escape attempt {after}")
     assert rank[after] <= rank[before]
+
+
+def test_a_quoted_clause_loses_the_separator_it_was_cut_at_and_a_long_one_is_cut_at_a_word():
+    from interviewer.prompts import quote_back
+
+    assert quote_back("INT8 is integer with a per-tensor or per-channel scale,") == \
+        "INT8 is integer with a per-tensor or per-channel scale"
+    assert quote_back("原因：两边 kernel 不同、") == "原因：两边 kernel 不同"
+    long = "the rollout engine " * 20
+    cut = quote_back(long)
+    assert cut.endswith("…") and len(cut) <= 121 and long.startswith(cut[:-1]) and cut[-2] != " "
+    assert cut[:-1].split()[-1] in {"the", "rollout", "engine"}  # whole words only
