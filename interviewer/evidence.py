@@ -101,9 +101,9 @@ class RubricTexts:
 
 def point_features(units: list[str], unit_vecs: np.ndarray, rubric: RubricTexts, index: TermIndex, answer: str,
                    quotable: int | None = None
-                   ) -> tuple[dict[str, np.ndarray], dict[str, int], dict[int, tuple[float, int]], dict[str, int]]:
-    """({kp id: feature vector in FEATURES order}, {kp id: best unit}, {pitfall: (margin, unit)},
-    {kp id: the unit to quote back}). The quote is the best of the first `quotable` units (the sentences and
+                   ) -> tuple[dict[str, np.ndarray], dict[str, int], dict[int, tuple[float, int, int]], dict[str, int], list[str]]:
+    """({kp id: feature vector in FEATURES order}, {kp id: best unit}, {pitfall: (margin, unit, unit to quote)},
+    {kp id: the unit to quote back}, [per unit: the kp id it fits best]). The quote is the best of the first `quotable` units (the sentences and
     clauses the candidate wrote, not the neighbour pairs composed after them), so that asking about one point
     quotes what was said about that point rather than two sentences that cover several."""
     answer_terms = set(terms(answer))
@@ -151,8 +151,10 @@ def point_features(units: list[str], unit_vecs: np.ndarray, rubric: RubricTexts,
     for i, p in pit_unit.items():
         u = int(p.argmax())
         if kp_on_unit is None or p[u] > kp_on_unit[u]:
-            pitfalls[i] = (float(p[u]), u)
-    return feats, best, pitfalls, quote
+            pitfalls[i] = (float(p[u]), u, int(p[:quotable or len(units)].argmax()))
+    ids = list(rubric.point_ids)
+    owner = [ids[int(j)] for j in np.vstack([per_unit[k] for k in ids]).argmax(axis=0)] if ids else []
+    return feats, best, pitfalls, quote, owner
 
 
 def contrast_terms(unit: str, point_texts: list[str], contrasts: list[str], index: TermIndex) -> float:

@@ -96,8 +96,9 @@ class Evidence:
     units: list[str]
     feats: dict[str, np.ndarray]  # kp id -> per-point features (evidence.FEATURES)
     best: dict[str, int]  # kp id -> its best unit
-    pitfalls: dict[int, tuple[float, int]]  # pitfall -> (margin, unit)
+    pitfalls: dict[int, tuple[float, int, int]]  # pitfall -> (margin, unit, unit to quote)
     quote: dict[str, int] = field(default_factory=dict)  # kp id -> the unit quoted back as its evidence
+    owner: list[str] = field(default_factory=list)  # per unit: the kp id it fits best
 
 
 @dataclass(frozen=True)
@@ -106,6 +107,16 @@ class Reading:
     listed: Evidence | None  # the sentences that only list terms (screening.term_list), if any
     removed: list[str]  # pieces addressed to a grader, not graded
     text: str = ""  # the answer as graded (without the pieces addressed to a grader)
+
+
+def readable(units: list[str], u: int) -> str:
+    """Unit `u` as it can be quoted back: an item of an enumeration ("tensor_model_parallel_size 这些", cut at 、)
+    means nothing alone, so its sentence is quoted instead. The sentences come first among the units."""
+    unit = units[u]
+    sentence = next((s for s in units[:u] if unit in s and s != unit), None)
+    if sentence and (unit.endswith("、") or "、" + unit in sentence):
+        return sentence
+    return unit
 
 
 def judge_point(p: float, p_listed: float, cover_p: float, unclear_p: float) -> tuple[str, float, bool]:
@@ -234,9 +245,9 @@ class EmbeddingGrader:
         units, vecs, plain = self._units(sentences)
         if not units:
             return Evidence([], {}, {}, {})
-        feats, best, pitfalls, quote = point_features(units, vecs, self.rubric_texts(question), self._term_index(), answer,
+        feats, best, pitfalls, quote, owner = point_features(units, vecs, self.rubric_texts(question), self._term_index(), answer,
                                                       quotable=plain)
-        return Evidence(units, feats, best, pitfalls, quote)
+        return Evidence(units, feats, best, pitfalls, quote, owner)
 
     def evidence(self, question: Question, answer: str) -> Reading:
         """What the grader reads in an answer: the instructions to a grader it drops, the evidence in the
@@ -275,14 +286,17 @@ class EmbeddingGrader:
         for kp, p, q in zip(question.rubric.key_points, said, listed):
             cover = w["unclear_p"] if kp.id == focus else w["cover_p"]
             status, credit, from_list = judge_point(float(p), float(q), cover, w["unclear_p"])
+            owner = None
             if status == "missed":
                 evidence = ""
             elif from_list:
                 evidence = _named_item(reading.listed.units[reading.listed.best[kp.id]], kp)
             else:
-                evidence = reading.said.units[reading.said.quote[kp.id]]
+                u = reading.said.quote[kp.id]
+                evidence, owner = readable(reading.said.units, u), reading.said.owner[u]
             verdicts.append(Verdict(key=kp.id, weight=kp.weight, status=status, evidence=evidence,
-                                    confidence=round(float(max(p, q) if from_list else p), 3), credit=round(credit, 3)))
+                                    confidence=round(float(max(p, q) if from_list else p), 3), credit=round(credit, 3),
+                                    about=owner if evidence and owner != kp.id else None))
         misconceptions = self.misconceptions(question, reading.said.units, reading.said.pitfalls)
         if reading.removed:
             notes = notes + [f"{IGNORED_NOTE}: " + " / ".join(reading.removed)]
@@ -297,13 +311,15 @@ class EmbeddingGrader:
         r = question.rubric
         point_texts = [t for kp in r.key_points for t in (kp.zh, kp.en, *kp.variants)]
         out = []
-        for idx, (margin, u) in sorted(pitfalls.items()):
+        for idx, (margin, u, *quote) in sorted(pitfalls.items()):
             if margin < self.weights.get("pitfall_margin", PITFALL_MARGIN):
                 continue
             pit = r.pitfalls[idx]
             ok = contradiction_confirmed(units[u], [pit.zh, pit.en, *pit.variants], point_texts, [question.zh, question.en],
                                          self._term_index())
-            out.append(Misconception(pitfall=idx, evidence=units[u], confirmed=ok))
+            # checked on the unit that resembles it most (it may be two neighbouring sentences), quoted back as the
+            # sentence or clause the candidate wrote that resembles it most
+            out.append(Misconception(pitfall=idx, evidence=readable(units, quote[0]) if quote else units[u], confirmed=ok))
         return out
 
     def scale(self, raw: float) -> float:

@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from interviewer.scoring import Grade, Verdict, overlaps
+from interviewer.scoring import Grade, Verdict, belongs_elsewhere, overlaps
 from knowledge.schema import Question
 from knowledge.text import leaks
 
@@ -45,6 +45,7 @@ class QuestionProgress(BaseModel):
     clarified: list[str] = []  # key points already asked about as unclear
     quoted: list[str] = []  # the candidate's sentences already quoted back (a clarification or a challenge)
     threaded: int = 0  # thread follow-ups asked (at most one per question)
+    last_action: str = ""  # the follow-up just asked: the answer being decided on answers it
 
     def record(self, decision: Decision) -> None:
         """Note a follow-up that was asked (the interview graph and the evals' replay both call this)."""
@@ -59,6 +60,7 @@ class QuestionProgress(BaseModel):
         if decision.action in ("clarify", "challenge") and decision.evidence:
             self.quoted.append(decision.evidence)
         self.threaded += decision.action == "thread"
+        self.last_action = decision.action
 
 
 def _unused(question: Question, progress: QuestionProgress, avoid_terms: set[str]) -> list[int]:
@@ -108,18 +110,22 @@ def decide(
     # about anything clearly missed (the answer settles it); never a gap question on such a point. After
     # a strong answer only an essential point is worth that: a good interviewer goes deeper instead. A sentence
     # already quoted back, nor a part of one, is not quoted again (the candidate would hear the same question twice),
-    # and neither is one that holds (or is part of) the evidence of another point already covered: asked to "say more"
-    # about it, they would elaborate that other point, and the answer would then settle this one on a question never put
-    heard = progress.quoted + [v.evidence for v in cumulative if v.status == "covered" and v.evidence]
+    # and neither is one about another point already covered (it holds or is part of that point's evidence, or fits
+    # that point best): asked to "say more" about it, they would elaborate that other point, and the answer would
+    # then settle this one on a question never put
+    # The answer to a clarification is the candidate's precise version: none of its sentences is quoted back to be made
+    # precise again (found in the terminal: "I meant that FP8 is a tiny float…" asked about as resembling a pitfall)
+    just_clarified = {v.evidence for v in last.verdicts} if progress.last_action == "clarify" else set()
     unclear = sorted((v for v in cumulative if v.status == "unclear" and v.weight != "optional"
                       and (not strong or v.weight == "essential") and v.key not in progress.clarified
-                      and v.evidence and not overlaps(v.evidence, heard)),
+                      and v.evidence and v.evidence not in just_clarified and not overlaps(v.evidence, progress.quoted)
+                      and not belongs_elsewhere(v, cumulative)),
                      key=lambda v: (v.key not in priority, RANK[weights[v.key]]))
     if unclear:
         v = unclear[0]
         return Decision(action="clarify", reason=f"{v.weight} key point {v.key}: the evidence is borderline",
                         target=v.key, evidence=v.evidence)
-    if fresh_miscs:  # it resembles a pitfall, but the check did not confirm it: ask, do not accuse
+    if fresh_miscs and progress.last_action != "clarify":  # it resembles a pitfall, unconfirmed: ask, do not accuse
         m = fresh_miscs[0]
         return Decision(action="clarify", reason="a sentence resembles a known misconception (not confirmed)",
                         target=f"pitfall:{m.pitfall}", evidence=m.evidence)
@@ -136,13 +142,21 @@ def decide(
             return Decision(action="gap", reason=f"{verdict.weight} key point {verdict.key} is {verdict.status}",
                             probe=probe, pattern=rubric.probes[probe].pattern, target=verdict.key)
 
-    covered = {v.key for v in cumulative if v.status == "covered"}
+    # Deeper means new ground: a probe's expected answer is the point it targets, so a probe on points the candidate
+    # has covered asks what they just said (found in the terminal: "PPO 的 ratio clip 当信赖域用有什么缺陷？DPPO 是怎么改的？"
+    # right after they had explained it). Probes on a point not said come first, then on a borderline one, then the rest.
+    status = {v.key: v.status for v in cumulative}
+    newness = {"missed": 0, "partial": 0, "unclear": 1, "covered": 2}
+
+    def ground(i: int) -> int:
+        return min((newness[status.get(t, "missed")] for t in rubric.probes[i].targets), default=2)
+
     order = {p: i for i, p in enumerate(DEEPEN_ORDER)}
     rank = {i: r for r, i in enumerate(unused)}  # `unused` puts probes naming off-resume methods last
     off_resume = {i for i in unused if _names(rubric.probes[i], avoid_terms)}
     deeper = sorted(
         (i for i in unused if rubric.probes[i].pattern in order),
-        key=lambda i: (i in off_resume, not set(rubric.probes[i].targets) <= covered, order[rubric.probes[i].pattern], rank[i]),
+        key=lambda i: (i in off_resume, ground(i), order[rubric.probes[i].pattern], rank[i]),
     )
     if deeper:
         i = deeper[0]

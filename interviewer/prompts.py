@@ -67,9 +67,10 @@ NO_RUBRIC_USER = Template(
 )
 
 def quote_back(sentence: str, limit: int = 120) -> str:
-    """The candidate's words as a follow-up quotes them: without the separator a clause or list item was cut at
-    ("…per-channel scale," / "原因：两边 kernel 不同、"), and a long sentence cut at a word, marked with "…"."""
-    text = re.sub(r"[\s,，、;；:：]+$", "", sentence.strip())
+    """The candidate's words as a follow-up quotes them: without the separator or full stop a sentence, clause or list
+    item ends with ("…per-channel scale," / "原因：两边 kernel 不同、"; the template closes the quote), and a long
+    sentence cut at a word, marked with "…"."""
+    text = re.sub(r"[\s,，、;；:：。.]+$", "", sentence.strip())
     if len(text) <= limit:
         return text
     cut = text[:limit]

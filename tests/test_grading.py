@@ -175,3 +175,27 @@ def test_a_sentence_that_rejects_a_pitfall_is_not_a_misconception(grader, q):
     rejected = grader.grade(q, "取 min 并不是为了让梯度更大、学得更快，而是取悲观下界。", "zh")
     assert not any(m.confirmed and m.pitfall == 0 for m in rejected.misconceptions)
     assert any(m.pitfall == 0 for m in said.misconceptions)
+
+
+def test_the_grader_names_the_point_a_borrowed_sentence_fits_best(grader, bank):
+    """One sentence is the best evidence of several points; each verdict says which point it fits best when that
+    is another one, so that the interviewer does not ask about it for this point once that one is covered."""
+    q = bank.get("int8-vs-fp8")
+    g = grader.grade(q, "INT8 is integer with a per-tensor or per-channel scale, so it needs calibration and has uniform "
+                        "steps; FP8 keeps an exponent, E4M3 for weights and activations in the forward and E5M2 for "
+                        "gradients because they need range. For training we use BF16 with FP32 master weights.", "en")
+    ids = {kp.id for kp in q.rubric.key_points}
+    assert any(v.about for v in g.verdicts)
+    assert all(v.about in ids and v.about != v.key and v.evidence for v in g.verdicts if v.about)
+
+
+def test_an_enumeration_item_is_quoted_back_with_its_sentence():
+    from interviewer.grading import readable
+    from knowledge.text import evidence_plan
+
+    sentence = "另外还要设 actor lr、kl 系数、rollout 的 gpu_memory_utilization、tensor_model_parallel_size 这些。"
+    units, _ = evidence_plan([sentence, "所以显存会不够，要调小 micro batch。"])
+    item = units.index("tensor_model_parallel_size 这些。")
+    assert readable(units, item) == sentence
+    clause = units.index("要调小 micro batch。")
+    assert readable(units, clause) == "要调小 micro batch。"  # a clause cut at a comma reads on its own

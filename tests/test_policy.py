@@ -192,3 +192,69 @@ def test_a_sentence_credited_to_another_point_is_not_quoted_to_clarify_this_one(
     verdicts[kps.index(essential)] = longer.model_copy(update={"evidence": "它自己的一句"})
     d = decide(question, verdicts, g, QuestionProgress())
     assert d.action == "clarify" and d.target == essential.id and d.evidence == "它自己的一句"
+
+
+def test_a_sentence_that_fits_a_covered_point_best_is_not_quoted_to_clarify_another(question):
+    """The grader names the point a borderline point's sentence fits best (`about`); once that point is covered,
+    the sentence is its evidence, and asking about it again for this point asks what was just explained."""
+    kps = question.rubric.key_points
+    essential = next(kp for kp in kps if kp.weight == "essential")
+    other = next(kp for kp in kps if kp is not essential)
+    verdicts = [Verdict(key=kp.id, weight=kp.weight, status="unclear" if kp is essential else "covered",
+                        evidence="一句别的要点的话" if kp is essential else f"我说的{kp.id}",
+                        about=other.id if kp is essential else None) for kp in kps]
+    g = Grade(grader="test", qid=question.id, score=compute_score(verdicts), verdicts=verdicts)
+    d = decide(question, verdicts, g, QuestionProgress())
+    assert not (d.action == "clarify" and d.target == essential.id) and d.action != "gap"
+    # while that other point is itself unclear, the sentence may still be asked about
+    verdicts[kps.index(other)] = verdicts[kps.index(other)].model_copy(update={"status": "missed", "evidence": ""})
+    d = decide(question, verdicts, g, QuestionProgress())
+    assert d.action == "clarify" and d.target == essential.id
+
+
+def test_the_answer_to_a_clarification_is_not_itself_quoted_back_to_be_made_precise(question):
+    """Asked "你提到「…」，能具体说说吗？", the candidate gave their precise version; quoting a sentence of it back
+    (for another borderline point, or because it resembles a pitfall the check did not confirm) asks again."""
+    kps = question.rubric.key_points
+    essentials = [kp for kp in kps if kp.weight == "essential"]
+    first, second = essentials[0], kps[-1] if kps[-1].weight != "optional" else kps[1]
+    before = [Verdict(key=kp.id, weight=kp.weight, status="unclear" if kp is first else "covered", evidence=f"我说的{kp.id}")
+              if kp is not second else Verdict(key=kp.id, weight=kp.weight, status="missed") for kp in kps]
+    g = Grade(grader="test", qid=question.id, score=compute_score(before), verdicts=before)
+    progress = QuestionProgress()
+    asked = decide(question, before, g, progress)
+    assert asked.action == "clarify" and asked.target == first.id
+    progress.record(asked)
+    reply = [Verdict(key=kp.id, weight=kp.weight, status="covered" if kp is first else "unclear" if kp is second
+                     else "missed", evidence="" if kp not in (first, second) else "我的意思是这一整句")
+             for kp in kps]
+    answer = Grade(grader="test", qid=question.id, score=compute_score(reply), verdicts=reply,
+                   misconceptions=[Misconception(pitfall=0, evidence="我的意思是另一句", confirmed=False)])
+    merged = merge_verdicts(before, reply, settled=first.id)
+    d = decide(question, merged, answer, progress)
+    assert d.action != "clarify", d
+    # a sentence of it that asserts a misconception is still challenged
+    wrong = answer.model_copy(update={"misconceptions": [Misconception(pitfall=0, evidence="我的意思是另一句")]})
+    assert decide(question, merged, wrong, progress).action == "challenge"
+
+
+def test_going_deeper_asks_about_new_ground_not_what_was_just_said(question):
+    """A probe's expected answer is the point it targets: after a strong answer, a probe on a point not said comes
+    before one on a borderline point, and that before one on points already covered."""
+    kps = question.rubric.key_points
+    probes = question.rubric.probes
+    deep = [i for i, p in enumerate(probes) if p.pattern != "hint"]
+    target = next(i for i in deep if all(next(k for k in kps if k.id == t).weight == "optional" for t in probes[i].targets))
+    statuses = {kp.id: "missed" if kp.id in probes[target].targets else "covered" for kp in kps}
+    verdicts = [Verdict(key=kp.id, weight=kp.weight, status=statuses[kp.id], evidence=f"我说的{kp.id}") for kp in kps]
+    g = Grade(grader="test", qid=question.id, score=compute_score(verdicts), verdicts=verdicts)
+    d = decide(question, verdicts, g, QuestionProgress())
+    assert d.action == "deepen" and d.probe == target
+    # a borderline important point (not clarified after a strong answer) comes before points already covered
+    borderline = next(i for i in deep if i != target and len(probes[i].targets) == 1
+                      and next(k for k in kps if k.id == probes[i].targets[0]).weight == "important")
+    verdicts = [v.model_copy(update={"status": "unclear" if v.key in probes[borderline].targets else "covered"})
+                for v in verdicts]
+    g = Grade(grader="test", qid=question.id, score=9.0, verdicts=verdicts)
+    d = decide(question, verdicts, g, QuestionProgress())
+    assert d.action == "deepen" and d.probe == borderline

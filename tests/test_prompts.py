@@ -77,6 +77,7 @@ def test_a_quoted_clause_loses_the_separator_it_was_cut_at_and_a_long_one_is_cut
     assert quote_back("INT8 is integer with a per-tensor or per-channel scale,") == \
         "INT8 is integer with a per-tensor or per-channel scale"
     assert quote_back("原因：两边 kernel 不同、") == "原因：两边 kernel 不同"
+    assert quote_back("影响显存不影响数学结果。") == "影响显存不影响数学结果"
     long = "the rollout engine " * 20
     cut = quote_back(long)
     assert cut.endswith("…") and len(cut) <= 121 and long.startswith(cut[:-1]) and cut[-2] != " "
