@@ -144,12 +144,14 @@ def decide(
 
     # Deeper means new ground: a probe's expected answer is the point it targets, so a probe on points the candidate
     # has covered asks what they just said (found in the terminal: "PPO 的 ratio clip 当信赖域用有什么缺陷？DPPO 是怎么改的？"
-    # right after they had explained it). Probes on a point not said come first, then on a borderline one, then the rest.
+    # right after they had explained it). Probes whose main target (the first) was not said come first, then those on a
+    # borderline point, then the rest; among equals, one whose other targets bring something new
     status = {v.key: v.status for v in cumulative}
     newness = {"missed": 0, "partial": 0, "unclear": 1, "covered": 2}
 
-    def ground(i: int) -> int:
-        return min((newness[status.get(t, "missed")] for t in rubric.probes[i].targets), default=2)
+    def ground(i: int) -> tuple[int, int]:
+        new = [newness[status.get(t, "missed")] for t in rubric.probes[i].targets] or [2]
+        return new[0], min(new)
 
     order = {p: i for i, p in enumerate(DEEPEN_ORDER)}
     rank = {i: r for r, i in enumerate(unused)}  # `unused` puts probes naming off-resume methods last

@@ -258,3 +258,16 @@ def test_going_deeper_asks_about_new_ground_not_what_was_just_said(question):
     g = Grade(grader="test", qid=question.id, score=9.0, verdicts=verdicts)
     d = decide(question, verdicts, g, QuestionProgress())
     assert d.action == "deepen" and d.probe == borderline
+
+
+def test_a_probe_whose_main_point_was_just_made_is_not_new_ground(bank):
+    """int8-vs-fp8, after a strong answer that covered the quantised-rollout point (kp6) but not the optional kp7/kp8:
+    "How does a quantised rollout affect the policy gradient…" (kp6, kp8) asks mostly what was said; a probe on the
+    borderline hardware point (kp4) comes first."""
+    q = bank.get("int8-vs-fp8")
+    status = {"kp4": "unclear", "kp7": "missed", "kp8": "missed"}
+    verdicts = [Verdict(key=kp.id, weight=kp.weight, status=status.get(kp.id, "covered"), evidence=f"我说的{kp.id}")
+                for kp in q.rubric.key_points]
+    g = Grade(grader="test", qid=q.id, score=9.0, verdicts=verdicts)
+    d = decide(q, verdicts, g, QuestionProgress())
+    assert d.action == "deepen" and q.rubric.probes[d.probe].targets[0] == "kp4", d
