@@ -154,7 +154,7 @@ def followup_quality(items: list[Resolved], grades: dict[int, Grade], store: Sto
     a gap question on a key point gold marks covered asks what was just said, and a clarification of
     such a point asks the candidate to say again, more precisely, what they said (milder, still a cost)."""
     hits = gaps = unnecessary = complete = repeats = leaked = 0
-    competent = false_challenges = comp_gaps = redundant = clarifications = clarified_stated = 0
+    competent = false_challenges = comp_gaps = redundant = clarifications = clarified_stated = deepens = deepen_stated = 0
     for idx, item in enumerate(items):
         grade, c = grades.get(idx), item.case
         if grade is None or c.covered is None:
@@ -186,6 +186,8 @@ def followup_quality(items: list[Resolved], grades: dict[int, Grade], store: Sto
             competent += 1
             clarifications += first.action == "clarify"
             clarified_stated += first.action == "clarify" and first.target in c.covered
+            deepens += first.action == "deepen"
+            deepen_stated += first.action == "deepen" and first.target in c.covered  # its answer was already given
             if first.action == "challenge":
                 false_challenges += first.target.split(":")[1] not in c.misconceptions
             if first.action == "gap":
@@ -198,7 +200,8 @@ def followup_quality(items: list[Resolved], grades: dict[int, Grade], store: Sto
             "false_challenge_rate": rate(false_challenges, competent), "false_challenges": false_challenges,
             "competent_gap_questions": comp_gaps, "redundant_gap_rate": rate(redundant, comp_gaps),
             "clarifications": clarifications, "clarified_stated": clarified_stated,
-            "clarified_stated_rate": rate(clarified_stated, clarifications)}
+            "clarified_stated_rate": rate(clarified_stated, clarifications),
+            "deepens": deepens, "deepen_stated": deepen_stated}
 
 
 def evaluate(runs: list[GraderRun]) -> dict:

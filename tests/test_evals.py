@@ -103,3 +103,20 @@ def test_the_recommendation_needs_a_grader_that_beats_length_and_resists_exploit
     assert "`embedding`" in recommend({"length": row(0.5, 0.8), "embedding": row(0.8, 0.1), "llm": row(0.9, 0.6)})
     assert "do not trust" in recommend({"length": row(0.5, 0.8), "llm": row(0.55, 0.1)})
     assert "`embedding`" not in recommend({"embedding": row(0.8, 0.1)})  # no baseline run: nothing shown to beat it
+
+
+def test_follow_up_quality_counts_a_deeper_probe_whose_answer_was_given(store):
+    """A probe's expected answer is its main target: going deeper with it after the candidate stated that point
+    asks what they said, and the eval counts it against gold (not against the grader's own verdicts)."""
+    from evals.cases import Case, Resolved
+    from evals.runner import followup_quality
+    from interviewer.scoring import Grade, Verdict
+
+    q = store.question("ppo-clip-min")
+    kps = q.rubric.key_points
+    verdicts = [Verdict(key=kp.id, weight=kp.weight, status="covered", evidence=f"我说的{kp.id}") for kp in kps]
+    grade = Grade(grader="test", qid=q.id, score=10.0, verdicts=verdicts)
+    stated = Case(question_id=q.id, answer="…", gold=9.5, tier="excellent", covered=[kp.id for kp in kps])
+    unsaid = Case(question_id=q.id, answer="…", gold=9.5, tier="excellent", covered=[])
+    f = followup_quality([Resolved(stated, q.id), Resolved(unsaid, q.id)], {0: grade, 1: grade}, store)
+    assert f["deepens"] == 2 and f["deepen_stated"] == 1
