@@ -110,9 +110,10 @@ def decide(
     # about anything clearly missed (the answer settles it); never a gap question on such a point. After
     # a strong answer only an essential point is worth that: a good interviewer goes deeper instead. A sentence
     # already quoted back, nor a part of one, is not quoted again (the candidate would hear the same question twice),
-    # and neither is one about another point already covered (it holds or is part of that point's evidence, or fits
-    # that point best): asked to "say more" about it, they would elaborate that other point, and the answer would
-    # then settle this one on a question never put
+    # and neither is one about another point (it fits another point best, or holds or is part of a covered point's
+    # evidence): asked to "say more" about it, they would elaborate that other point, and the answer would then
+    # settle this one on a question never put (found in the terminal: entropy-collapse's entropy-bonus point was
+    # clarified with "since that covariance drives entropy down" and credited on the covariance explanation)
     # The answer to a clarification is the candidate's precise version: none of its sentences is quoted back to be made
     # precise again (found in the terminal: "I meant that FP8 is a tiny float…" asked about as resembling a pitfall)
     just_clarified = {v.evidence for v in last.verdicts} if progress.last_action == "clarify" else set()

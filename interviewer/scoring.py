@@ -35,8 +35,8 @@ class Verdict(BaseModel):
     # grader gives P(stated), so a borderline point earns what the evidence supports, not 0 or 1
     credit: float | None = Field(default=None, ge=0, le=1)
     # the key point the evidence sentence fits best, when that is another one (the embedding grader): a borderline
-    # point's best sentence is often about a neighbouring point, and once that one is covered it is that point's
-    # evidence, not this one's (it is neither quoted back as this point's nor asked about for it)
+    # point's best sentence is often about a neighbouring point; it is then neither quoted back as this point's nor
+    # asked about for it (asked to say more, the candidate would explain the other point)
     about: str | None = None
 
     def earned(self) -> float:
@@ -73,7 +73,7 @@ def overlaps(sentence: str, others: list[str]) -> bool:
 
 def own_evidence(verdicts: list[Verdict]) -> list[Verdict]:
     """The verdicts as shown to the candidate: an unclear point keeps its sentence only if that sentence is its own.
-    One that holds (or is part of) a covered point's evidence, or fits a covered point best, is about that point
+    One that holds (or is part of) a covered point's evidence, or fits another point best, is about that point
     (a low-P unclear point's best sentence often is), and quoting it as "close to" this one would misreport what
     the candidate said."""
     return [v.model_copy(update={"evidence": ""}) if v.status == "unclear" and belongs_elsewhere(v, verdicts) else v
@@ -81,10 +81,10 @@ def own_evidence(verdicts: list[Verdict]) -> list[Verdict]:
 
 
 def belongs_elsewhere(v: Verdict, verdicts: list[Verdict]) -> bool:
-    """Is this point's evidence sentence about another point that is covered: it holds or is part of that point's
-    evidence, or fits that point best (`Verdict.about`)?"""
-    covered = {c.key: c.evidence for c in verdicts if c.status == "covered" and c.key != v.key}
-    return v.about in covered or overlaps(v.evidence, [e for e in covered.values() if e])
+    """Is this point's evidence sentence about another point: it fits another point best (`Verdict.about`), or it
+    holds or is part of a covered point's evidence?"""
+    return bool(v.about) or overlaps(v.evidence, [c.evidence for c in verdicts
+                                                  if c.status == "covered" and c.key != v.key and c.evidence])
 
 
 def compute_score(verdicts: list[Verdict], misconceptions: int = 0) -> float:

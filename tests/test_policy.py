@@ -194,9 +194,9 @@ def test_a_sentence_credited_to_another_point_is_not_quoted_to_clarify_this_one(
     assert d.action == "clarify" and d.target == essential.id and d.evidence == "它自己的一句"
 
 
-def test_a_sentence_that_fits_a_covered_point_best_is_not_quoted_to_clarify_another(question):
-    """The grader names the point a borderline point's sentence fits best (`about`); once that point is covered,
-    the sentence is its evidence, and asking about it again for this point asks what was just explained."""
+def test_a_sentence_that_fits_another_point_best_is_not_quoted_to_clarify_this_one(question):
+    """The grader names the point a borderline point's sentence fits best (`about`): asked to say more about it, the
+    candidate explains that other point, and the answer would settle this one on a question never put."""
     kps = question.rubric.key_points
     essential = next(kp for kp in kps if kp.weight == "essential")
     other = next(kp for kp in kps if kp is not essential)
@@ -206,8 +206,11 @@ def test_a_sentence_that_fits_a_covered_point_best_is_not_quoted_to_clarify_anot
     g = Grade(grader="test", qid=question.id, score=compute_score(verdicts), verdicts=verdicts)
     d = decide(question, verdicts, g, QuestionProgress())
     assert not (d.action == "clarify" and d.target == essential.id) and d.action != "gap"
-    # while that other point is itself unclear, the sentence may still be asked about
+    # nor while that other point is itself unsettled; the point's own sentence is asked about
     verdicts[kps.index(other)] = verdicts[kps.index(other)].model_copy(update={"status": "missed", "evidence": ""})
+    d = decide(question, verdicts, g, QuestionProgress())
+    assert not (d.action == "clarify" and d.target == essential.id)
+    verdicts[kps.index(essential)] = verdicts[kps.index(essential)].model_copy(update={"about": None})
     d = decide(question, verdicts, g, QuestionProgress())
     assert d.action == "clarify" and d.target == essential.id
 
