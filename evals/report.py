@@ -23,7 +23,15 @@ def recommend(results: dict) -> str:
     ok = {g: o for g, o in graders.items()
           if o.get("spearman", float("nan")) >= floor + 0.1 and o.get("exploit_rate", 1.0) <= 0.2}
     if not ok:
-        return f"**Recommendation:** no grader beats answer length (Spearman {_f(floor)}) by 0.1 with few exploits: do not trust these scores."
+        ranks = {g: o for g, o in graders.items() if o.get("spearman", float("nan")) >= floor + 0.1}
+        if not ranks:
+            return (f"**Recommendation:** no grader beats answer length (Spearman {_f(floor)}) by 0.1: do not trust "
+                    "these scores.")
+        best = max(ranks, key=lambda g: ranks[g]["spearman"])  # it orders answers, but adversarial ones fool it
+        return (f"**Recommendation:** no grader both beats answer length by 0.1 and keeps the exploit rate at 0.2 or "
+                f"less. `{best}` orders answers best (Spearman {_f(ranks[best]['spearman'])} vs {_f(floor)} for answer "
+                f"length), but {_f(ranks[best].get('exploit_rate'))} of the adversarial answers score 2 or more above "
+                "gold: trust its ranking of honest answers, not its score of a fluent wrong one.")
     best = max(ok, key=lambda g: ok[g]["spearman"])
     return (f"**Recommendation:** grade with `{best}` (Spearman {_f(ok[best]['spearman'])} vs {_f(floor)} for answer "
             f"length, exploit rate {_f(ok[best]['exploit_rate'])}).")

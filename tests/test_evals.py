@@ -102,6 +102,8 @@ def test_the_recommendation_needs_a_grader_that_beats_length_and_resists_exploit
     row = lambda s, e: {"overall": {"spearman": s, "exploit_rate": e}}  # noqa: E731
     assert "`embedding`" in recommend({"length": row(0.5, 0.8), "embedding": row(0.8, 0.1), "llm": row(0.9, 0.6)})
     assert "do not trust" in recommend({"length": row(0.5, 0.8), "llm": row(0.55, 0.1)})
+    fooled = recommend({"length": row(0.5, 0.8), "embedding": row(0.87, 0.26), "llm": row(0.55, 0.1)})
+    assert "`embedding`" in fooled and "grade with" not in fooled and "0.260" in fooled  # named, with its weakness
     assert "`embedding`" not in recommend({"embedding": row(0.8, 0.1)})  # no baseline run: nothing shown to beat it
 
 
