@@ -41,7 +41,7 @@ def main() -> int:
         return 3
     ready_at = time.monotonic() + (1e9 if mode == "hang" else delay)
     name = args.served_model_name or args.model
-    counts = {"chat": 0}
+    counts = {"chat": 0, "in_flight": 0, "max_in_flight": 0}
     lock = threading.Lock()
 
     class Handler(BaseHTTPRequestHandler):
@@ -71,7 +71,11 @@ def main() -> int:
             body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
             with lock:
                 counts["chat"] += 1
+                counts["in_flight"] += 1
+                counts["max_in_flight"] = max(counts["max_in_flight"], counts["in_flight"])
             time.sleep(float(os.environ.get("STANDIN_LATENCY", "0")))
+            with lock:
+                counts["in_flight"] -= 1
             reply = os.environ.get("STANDIN_REPLY", '{"score": 5}')
             return self._send(200, {
                 "id": "standin", "object": "chat.completion", "created": int(time.time()), "model": body.get("model"),

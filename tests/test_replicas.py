@@ -100,8 +100,7 @@ def test_throughput_mode_reports_every_level_against_the_same_requests(two_repli
     rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| 1 |") or line.startswith("| 4 |")]
     assert len(rows) == 2
     one, four = ([float(x) for x in r.strip("|").split("|")[2:5]] for r in rows)
-    # the stand-in answers each request in 0.2 s and serves requests in parallel: 4 in flight go ~4x faster,
-    # and the eval keeps up with the direct replay of its own requests
-    assert four[0] > 2.5 * one[0]
-    assert 0.5 < four[0] / four[1] <= 1.2 and 0.5 < one[0] / one[1] <= 1.2
-    assert _get(two_replicas[0] + "/stats")["chat"] == 2 * (8 + 8)  # every request sent twice: eval + replay
+    assert all(x > 0 for x in one + four)  # the figures themselves are the benchmark's (timing is not asserted here)
+    stats = _get(two_replicas[0] + "/stats")
+    assert stats["chat"] == 2 * (8 + 8)  # every request sent twice: eval + replay
+    assert stats["max_in_flight"] >= 2 and stats["in_flight"] == 0  # the level of 4 really kept requests in flight
