@@ -142,7 +142,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{'follow-ups':>14}: false challenges {f['false_challenge_rate']:.3f}  redundant gap questions "
                   f"{f['redundant_gap_rate']:.3f} (of {f['competent_gap_questions']}, on {f['competent_answers']} competent answers)  "
                   f"clarifications of a stated point {f['clarified_stated']}/{f['clarifications']}  "
-                  f"deeper on a stated point {f.get('deepen_stated', 0)}/{f.get('deepens', 0)}")
+                  f"deeper on a stated point {f['deepen_stated']}/{f['deepens']}")
         if meta["agreement"]:
             a = meta["agreement"]
             print(f"inter-annotator agreement on {a['n']} blind answers: Spearman {a['spearman']:.3f}, "

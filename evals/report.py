@@ -92,8 +92,8 @@ def to_markdown(results: dict, meta: dict, name: str = "cases", counts: dict | N
                 f"follow-up challenged a sentence gold does not call wrong on {_f(f['false_challenge_rate'])} of them; "
                 f"{_f(f['redundant_gap_rate'])} of their {f['competent_gap_questions']} gap questions asked for a point "
                 f"gold marks as stated; {f['clarifications']} began by asking to make an unclear sentence precise, "
-                f"{f['clarified_stated']} of them about a point gold marks as fully stated; {f.get('deepens', 0)} went deeper, "
-                f"{f.get('deepen_stated', 0)} of them with a probe whose main point gold marks as stated (its answer was given)"]
+                f"{f['clarified_stated']} of them about a point gold marks as fully stated; {f['deepens']} went deeper, "
+                f"{f['deepen_stated']} of them with a probe whose main point gold marks as stated (its answer was given)"]
     if meta["notes"]:
         out += ["", "## Notes", ""] + [f"- {n}" for n in meta["notes"]]
     return "\n".join(out) + "\n"

@@ -101,11 +101,13 @@ class RubricTexts:
 
 def point_features(units: list[str], unit_vecs: np.ndarray, rubric: RubricTexts, index: TermIndex, answer: str,
                    quotable: int | None = None
-                   ) -> tuple[dict[str, np.ndarray], dict[str, int], dict[int, tuple[float, int, int]], dict[str, int], list[str]]:
+                   ) -> tuple[dict[str, np.ndarray], dict[str, int], dict[int, tuple[float, int, int]], dict[str, int],
+                              list[str]]:
     """({kp id: feature vector in FEATURES order}, {kp id: best unit}, {pitfall: (margin, unit, unit to quote)},
-    {kp id: the unit to quote back}, [per unit: the kp id it fits best]). The quote is the best of the first `quotable` units (the sentences and
-    clauses the candidate wrote, not the neighbour pairs composed after them), so that asking about one point
-    quotes what was said about that point rather than two sentences that cover several."""
+    {kp id: the unit to quote back}, [per unit: the kp id it fits best]). A quote is the best of the first
+    `quotable` units (the sentences and clauses the candidate wrote, not the neighbour pairs composed after them),
+    so that asking about one point quotes what was said about that point rather than two sentences that cover
+    several."""
     answer_terms = set(terms(answer))
     margins: dict[str, np.ndarray] = {}  # kp id -> units x texts
     for kid in rubric.point_ids:

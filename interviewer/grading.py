@@ -245,8 +245,8 @@ class EmbeddingGrader:
         units, vecs, plain = self._units(sentences)
         if not units:
             return Evidence([], {}, {}, {})
-        feats, best, pitfalls, quote, owner = point_features(units, vecs, self.rubric_texts(question), self._term_index(), answer,
-                                                      quotable=plain)
+        feats, best, pitfalls, quote, owner = point_features(units, vecs, self.rubric_texts(question), self._term_index(),
+                                                             answer, quotable=plain)
         return Evidence(units, feats, best, pitfalls, quote, owner)
 
     def evidence(self, question: Question, answer: str) -> Reading:
@@ -311,7 +311,7 @@ class EmbeddingGrader:
         r = question.rubric
         point_texts = [t for kp in r.key_points for t in (kp.zh, kp.en, *kp.variants)]
         out = []
-        for idx, (margin, u, *quote) in sorted(pitfalls.items()):
+        for idx, (margin, u, quoted) in sorted(pitfalls.items()):
             if margin < self.weights.get("pitfall_margin", PITFALL_MARGIN):
                 continue
             pit = r.pitfalls[idx]
@@ -319,7 +319,7 @@ class EmbeddingGrader:
                                          self._term_index())
             # checked on the unit that resembles it most (it may be two neighbouring sentences), quoted back as the
             # sentence or clause the candidate wrote that resembles it most
-            out.append(Misconception(pitfall=idx, evidence=readable(units, quote[0]) if quote else units[u], confirmed=ok))
+            out.append(Misconception(pitfall=idx, evidence=readable(units, quoted), confirmed=ok))
         return out
 
     def scale(self, raw: float) -> float:

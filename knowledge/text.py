@@ -44,6 +44,7 @@ def windows(sentences: list[str]) -> list[str]:
 
 _CLAUSE_BREAK = re.compile(r"(?<=[，,；;：:])|(?<=、)(?=[^、]{6,})")
 MIN_CLAUSE = 6  # characters: shorter pieces ("比如", "第一") are glued to the next one
+SEPARATORS = " ，,；;：:、"  # what a clause or enumeration item is cut at (and may still end with)
 
 
 def clauses(sentence: str) -> list[str]:
@@ -53,12 +54,12 @@ def clauses(sentence: str) -> list[str]:
     carry = ""
     for piece in _CLAUSE_BREAK.split(sentence):
         piece = carry + piece
-        if len(piece.strip(" ，,；;：:、")) < MIN_CLAUSE:
+        if len(piece.strip(SEPARATORS)) < MIN_CLAUSE:
             carry = piece
             continue
         out.append(piece.strip())
         carry = ""
-    if carry.strip(" ，,；;：:、"):
+    if carry.strip(SEPARATORS):
         if out:
             out[-1] += carry
         else:
