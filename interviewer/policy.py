@@ -10,7 +10,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from interviewer.scoring import Grade, Verdict, belongs_elsewhere, overlaps
+from interviewer.scoring import Grade, Verdict, belongs_elsewhere, compute_score, overlaps
 from knowledge.schema import Question
 from knowledge.text import leaks
 
@@ -105,7 +105,10 @@ def decide(
                         target=f"pitfall:{m.pitfall}", evidence=m.evidence)
 
     weights = {kp.id: kp.weight for kp in rubric.key_points}
-    strong = last.score >= STRONG_SCORE
+    # strong: this answer, or after follow-ups everything said on the question so far (an answer to a follow-up is
+    # about one point and scores low on its own; found in the terminal: after two clarifications had brought the
+    # question to 9.5, a third clarification of an important point came instead of going deeper)
+    strong = last.score >= STRONG_SCORE or progress.depth > 0 and compute_score(cumulative) >= STRONG_SCORE
     # borderline evidence first: ask the candidate to make their own sentence precise, before asking
     # about anything clearly missed (the answer settles it); never a gap question on such a point. After
     # a strong answer only an essential point is worth that: a good interviewer goes deeper instead. A sentence

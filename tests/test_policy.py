@@ -274,3 +274,20 @@ def test_a_probe_whose_main_point_was_just_made_is_not_new_ground(bank):
     g = Grade(grader="test", qid=q.id, score=9.0, verdicts=verdicts)
     d = decide(q, verdicts, g, QuestionProgress())
     assert d.action == "deepen" and q.rubric.probes[d.probe].targets[0] == "kp4", d
+
+
+def test_after_follow_ups_the_whole_question_decides_whether_the_answer_was_strong(question):
+    """An answer to a follow-up is about one point and scores low on its own; once everything said on the question
+    is strong, a borderline important point is not clarified any more: the interviewer goes deeper."""
+    kps = question.rubric.key_points
+    important = next(kp for kp in kps if kp.weight == "important")
+    cumulative = [Verdict(key=kp.id, weight=kp.weight, status="unclear" if kp is important else "covered",
+                          evidence=f"我说的{kp.id}") for kp in kps]
+    reply = [v.model_copy(update={"status": "missed", "evidence": ""}) if v.key != kps[0].id else v for v in cumulative]
+    short = Grade(grader="test", qid=question.id, score=compute_score(reply), verdicts=reply)
+    assert short.score < 7.5 <= compute_score(cumulative)
+    first = decide(question, cumulative, short, QuestionProgress())  # a first answer is judged on its own
+    assert first.action == "clarify" and first.target == important.id
+    progress = QuestionProgress(depth=1, last_action="deepen")
+    later = decide(question, cumulative, short, progress)
+    assert not (later.action == "clarify" and later.target == important.id)
