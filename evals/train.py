@@ -122,7 +122,8 @@ def out_of_fold(examples: list[Example], k: int = 5, kind: str = "trees") -> tup
 CALIBRATION_GAIN = 0.1  # the out-of-fold MAE a calibration must save to be shipped
 # "missed" is the verdict a candidate must be able to trust: of the key points candidates fully stated, at
 # most this share falls below unclear_p (out of fold). Above it and below cover_p a point is "unclear": never
-# reported as missed, asked about with the candidate's own sentence, credited with P. (Until 2026-12-04 the
+# reported as missed, asked about with the candidate's own sentence, credited in proportion to where P lies
+# between the two thresholds (`judge_point`). (Until 2026-12-04 the
 # bound was 2% of the "missed" verdicts; with the sharper model that let 2.3% of the fully stated points of the
 # held-out set be called missed, three times the earlier grader's 0.7%.)
 FALSE_MISSED = 0.01

@@ -123,12 +123,14 @@ def judge_point(p: float, p_listed: float, cover_p: float, unclear_p: float) -> 
     """(status, credit, found only in a list of terms) of one key point.
 
     Covered (P(stated) >= cover_p) earns the point in full: the grade must not shave points off what
-    the candidate said. Unclear earns what the evidence supports (P). A point only named in a list of
-    terms is unclear, with little credit: naming is not explaining, and the interviewer asks about it."""
+    the candidate said. Unclear earns what the evidence supports, in proportion to where P lies between
+    the two thresholds (0 at unclear_p, all of it at cover_p), so that no hair's difference in P is worth a
+    jump in the grade. A point only named in a list of terms is unclear, with little credit: naming is
+    not explaining, and the interviewer asks about it."""
     if p >= cover_p:
         return "covered", 1.0, False
     if p >= unclear_p:
-        return "unclear", p, False
+        return "unclear", (p - unclear_p) / (cover_p - unclear_p), False
     if p_listed >= unclear_p:
         return "unclear", min(p_listed, LIST_CREDIT), True
     return "missed", 0.0, False

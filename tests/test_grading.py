@@ -72,7 +72,11 @@ def test_a_covered_point_earns_its_full_weight_and_an_unclear_one_what_its_evide
     from interviewer.grading import LIST_CREDIT, judge_point
 
     assert judge_point(0.6, 0.0, 0.35, 0.2) == ("covered", 1.0, False)
-    assert judge_point(0.3, 0.9, 0.35, 0.2) == ("unclear", 0.3, False)
+    status, credit, listed = judge_point(0.3, 0.9, 0.35, 0.2)
+    assert (status, listed) == ("unclear", False) and credit == pytest.approx((0.3 - 0.2) / (0.35 - 0.2))
+    # the credit rises with P, from nothing at the unclear floor to all of it at the cover threshold
+    credits = [judge_point(p, 0.0, 0.35, 0.2)[1] for p in (0.2, 0.25, 0.3, 0.349, 0.35)]
+    assert credits[0] == 0.0 and credits == sorted(credits) and credits[-1] == 1.0 and credits[-2] > 0.99
     assert judge_point(0.1, 0.9, 0.35, 0.2) == ("unclear", LIST_CREDIT, True)
     assert judge_point(0.1, 0.1, 0.35, 0.2) == ("missed", 0.0, False)
 
