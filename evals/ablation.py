@@ -38,14 +38,15 @@ def _thresholds_on_everything(examples, preds, models):
                              preds, models)
 
 VARIANTS = {  # name: (features made constant, model kind, train on the wrong-answer supplement, threshold rule)
-    "all levers": ([], "trees", True, None),
+    "all levers": ([], "stacked", True, None),
+    "one boosted-tree model instead of the stacked pair": ([], "trees", True, None),
     "logistic instead of boosted trees": ([], "logistic", True, None),
-    "no context features (the answer around a point)": (list(CONTEXT), "trees", True, None),
-    "not fitted on the wrong-answer supplement": ([], "trees", False, None),
-    "thresholds chosen with the wrong-answer supplement": ([], "trees", True, _thresholds_on_everything),
-    "no contrasts (contrast, contrast_terms)": (["contrast", "contrast_terms"], "trees", True, None),
-    "no term overlap": (["terms"], "trees", True, None),
-    "no competition (ownership, ownership_near, pitfall)": (["ownership", "ownership_near", "pitfall"], "trees", True, None),
+    "no context features (the answer around a point)": (list(CONTEXT), "stacked", True, None),
+    "not fitted on the wrong-answer supplement": ([], "stacked", False, None),
+    "thresholds chosen with the wrong-answer supplement": ([], "stacked", True, _thresholds_on_everything),
+    "no contrasts (contrast, contrast_terms)": (["contrast", "contrast_terms"], "stacked", True, None),
+    "no term overlap": (["terms"], "stacked", True, None),
+    "no competition (ownership, ownership_near, pitfall)": (["ownership", "ownership_near", "pitfall"], "stacked", True, None),
     "the grader of 2479c87 (logistic, no context, no wrong supplement)": (list(CONTEXT), "logistic", False, None),
 }
 

@@ -26,7 +26,8 @@ from evals.cases import BLIND_TRAIN, BLIND_WRONG, CASES_DIR, CaseError, load_cas
 from evals.metrics import spearman
 from interviewer.evidence import ALL_FEATURES
 from interviewer.grading import LIST_CREDIT, PITFALL_MARGIN, WEIGHTS_PATH, EmbeddingGrader, degenerate, judge_point
-from interviewer.pointmodel import LogisticModel, PointModel, TreeModel, calibrate, isotonic
+from interviewer.pointmodel import (STACK_FEATURES, LogisticModel, PointModel, StackedModel, TreeModel, calibrate, isotonic,
+                                    stack_features)
 from interviewer.scoring import CREDIT, MISCONCEPTION_PENALTY, Verdict, compute_score
 from interviewer.settings import Settings
 from knowledge.bank import BankError
@@ -35,6 +36,9 @@ from knowledge.store import Store
 LABEL = {"covered": 1.0, "partial": 0.5, "missed": 0.0}
 # the boosted trees: set once (2026-12-04), not searched; a leaf holds at least 40 key points of the ~9,000
 TREES = {"n_estimators": 300, "max_depth": 3, "learning_rate": 0.05, "min_samples_leaf": 40, "subsample": 0.8}
+# the stacked model's second stage (set once, 2026-12-05, not searched) and the folds its training P come from
+SECOND_TREES = {"n_estimators": 200, "max_depth": 3, "learning_rate": 0.05, "min_samples_leaf": 40, "subsample": 0.8}
+INNER_FOLDS = 4
 
 
 @dataclass
@@ -70,17 +74,29 @@ def featurize(grader: EmbeddingGrader, cases, in_thresholds: bool = True) -> lis
     return out
 
 
-def fit_model(x: np.ndarray, y: np.ndarray, kind: str = "trees") -> PointModel:
+def fit_model(x: np.ndarray, y: np.ndarray, kind: str = "trees", features=ALL_FEATURES, params=None) -> PointModel:
     if kind == "logistic":
-        return LogisticModel.fit(ALL_FEATURES, x, y)
+        return LogisticModel.fit(features, x, y)
     from sklearn.ensemble import GradientBoostingRegressor  # training only: grading reads the trees with numpy
 
-    return TreeModel.from_sklearn(ALL_FEATURES, GradientBoostingRegressor(random_state=0, **TREES).fit(x, y))
+    return TreeModel.from_sklearn(features, GradientBoostingRegressor(random_state=0, **(params or TREES)).fit(x, y))
 
 
 def _fit_on(examples: list[Example], kind: str) -> PointModel:
     rows = [e for e in examples if e.x is not None]
+    if kind == "stacked":
+        return _fit_stacked(rows)
     return fit_model(np.vstack([e.x for e in rows]), np.concatenate([e.labels for e in rows]), kind)
+
+
+def _fit_stacked(rows: list[Example]) -> StackedModel:
+    """The first stage on all rows; the second on the first stage's P for each answer from a first stage not
+    fitted on its question (question-grouped, INNER_FOLDS), as it will see P for answers to new rubrics."""
+    weight = ALL_FEATURES.index("weight")
+    first_p, _ = out_of_fold(rows, INNER_FOLDS, "trees")
+    x = np.vstack([np.hstack([e.x, stack_features(p, e.x[:, weight])]) for e, p in zip(rows, first_p)])
+    second = fit_model(x, np.concatenate([e.labels for e in rows]), "trees", ALL_FEATURES + STACK_FEATURES, SECOND_TREES)
+    return StackedModel(ALL_FEATURES, _fit_on(rows, "trees"), second, weight)
 
 
 def _predict(model: PointModel, x: np.ndarray | None, n: int) -> np.ndarray:
@@ -247,7 +263,8 @@ def main(argv: list[str] | None = None) -> int:
                    help=f"labelled cases to fit on (default: {CASES_DIR}, {', '.join(map(str, BLIND_TRAIN))} and {BLIND_WRONG})")
     p.add_argument("--out", type=Path, default=WEIGHTS_PATH, help="where the weights go")
     p.add_argument("--folds", type=int, default=5)
-    p.add_argument("--model", choices=("trees", "logistic"), default="trees", help="the key-point model (default: trees)")
+    p.add_argument("--model", choices=("trees", "stacked", "logistic"), default="stacked",
+                   help="the key-point model (default: stacked, two boosted-tree models; trees: the first alone)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     if args.folds < 2:

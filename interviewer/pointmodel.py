@@ -121,11 +121,57 @@ class TreeModel:
                    ints["left"], ints["right"], floats["value"])
 
 
+# What the second stage of a stacked model reads besides a point's own features: the first stage's P for the
+# point and for the rest of the answer's points (an answer whose every point matches faintly is more often wrong
+# than one that states two points plainly and skips the rest). HIGH and LOW are fixed cut-offs (the first
+# stage's cover and unclear thresholds when this was written, 2026-12-05), not fitted.
+STACK_FEATURES = ("p", "p_weighted_mean", "p_max", "p_min", "share_high", "share_low", "p_median", "p_over_others",
+                  "share_above")
+HIGH, LOW = 0.75, 0.125
+
+
+def stack_features(p: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Rows of STACK_FEATURES, one per key point of one answer; `weights`: the points' weights (3/2/1)."""
+    n = len(p)
+    answer = [np.average(p, weights=weights), p.max(), p.min(), np.mean(p >= HIGH), np.mean(p < LOW), np.median(p)]
+    rows = [[p[i], *answer, p[i] - (np.delete(p, i).max() if n > 1 else 0.0), np.mean(p > p[i])] for i in range(n)]
+    return np.array(rows, dtype=np.float64)
+
+
+@dataclass(frozen=True)
+class StackedModel:
+    """Two boosted-tree models: the first gives P(stated) from a point's features; the second sees those
+    features again with the first's P for every point of the answer (`stack_features`). The rows passed to
+    `predict` are the key points of one answer, in rubric order; `weight_column` is the index of the points'
+    weight in them."""
+
+    features: tuple[str, ...]
+    first: TreeModel
+    second: TreeModel
+    weight_column: int
+
+    def predict(self, x: np.ndarray) -> np.ndarray:
+        x = np.atleast_2d(np.asarray(x, dtype=np.float64))
+        extra = stack_features(self.first.predict(x), x[:, self.weight_column])
+        return self.second.predict(np.hstack([x, extra]))
+
+    def to_json(self) -> dict:
+        return {"kind": "stacked", "features": list(self.features), "first": self.first.to_json(),
+                "second": self.second.to_json(), "weight_column": self.weight_column}
+
+    @classmethod
+    def from_json(cls, d: dict) -> "StackedModel":
+        return cls(tuple(d["features"]), TreeModel.from_json(d["first"]), TreeModel.from_json(d["second"]),
+                   int(d["weight_column"]))
+
+
 def load_model(d: dict, features: tuple[str, ...]) -> PointModel:
     """The model a weights file describes; it must have been fitted on exactly these features."""
     if list(d.get("features", [])) != list(features):
         raise ValueError(f"grader weights were fitted on features {d.get('features')}, this code computes {list(features)}")
     kind = d.get("kind", "logistic")
+    if kind == "stacked":
+        return StackedModel.from_json(d)
     if kind == "trees":
         return TreeModel.from_json(d)
     if kind == "logistic":

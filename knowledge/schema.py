@@ -79,6 +79,7 @@ class Pitfall(Strict):
     en: str = Field(min_length=4)
     why: str = Field(min_length=4)  # English explanation for the report
     variants: list[str] = Field(default_factory=list)  # the same wrong claim in other words
+    checked: str | None = None  # what `why` was checked against (paper, docs or code, with version), and what was not
 
 
 class Probe(Strict):

@@ -82,6 +82,34 @@ def test_the_boosted_trees_read_with_numpy_predict_what_scikit_learn_fitted():
     assert ((trees.predict(x) > 0.5) == (y > 0.5)).mean() > 0.9
 
 
+def test_the_stacked_model_reads_the_rest_of_the_answer_and_round_trips():
+    """A point here counts as stated only when another point of the same answer is stated too (as a wrong answer
+    matches every point faintly): a model of one point's features cannot see that, the second stage can."""
+    from evals.train import Example, _fit_on
+
+    rng = np.random.default_rng(2)
+    weight = ALL_FEATURES.index("weight")
+
+    def answers(n, start):
+        out = []
+        for a in range(n):
+            x = np.zeros((3, len(ALL_FEATURES)))
+            x[:, 0] = rng.normal(size=3)
+            x[:, weight] = [3.0, 2.0, 1.0]
+            said = x[:, 0] > 0
+            labels = (said & (said.sum() >= 2)).astype(float)
+            out.append(Example(f"q{(start + a) % 20}", 0.0, "t", ["essential", "important", "optional"], labels, x, None,
+                               0, False))
+        return out
+
+    train, test = answers(600, 0), answers(200, 7)
+    stacked, single = _fit_on(train, "stacked"), _fit_on(train, "trees")
+    accuracy = lambda m: np.mean([((m.predict(e.x) > 0.5) == (e.labels > 0.5)).mean() for e in test])  # noqa: E731
+    assert accuracy(stacked) >= accuracy(single) + 0.1
+    again = load_model(stacked.to_json(), ALL_FEATURES)
+    assert np.allclose(again.predict(test[0].x), stacked.predict(test[0].x))
+
+
 def test_weights_fitted_on_other_features_are_refused():
     m = LogisticModel.fit(("a", "b"), np.eye(2), np.array([0.0, 1.0]), steps=1)
     with pytest.raises(ValueError, match="fitted on features"):

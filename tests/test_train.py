@@ -17,7 +17,7 @@ def test_training_writes_weights_that_the_grader_reads_and_grades_with(store, ho
     assert main(["--cases", str(CASES_DIR / "ladders_g1.jsonl"), "--cases", str(CASES_DIR / "ladders_g2.jsonl"),
                  "--folds", "2", "--out", str(out)]) == 0
     weights = json.loads(out.read_text(encoding="utf-8"))
-    assert weights["point_model"]["kind"] == "trees" and 0 < weights["unclear_p"] < weights["cover_p"] <= 0.8
+    assert weights["point_model"]["kind"] == "stacked" and 0 < weights["unclear_p"] < weights["cover_p"] <= 0.8
     assert weights["trained_on"]["answers"] == 64 and "spearman" in weights["cross_validated"]["raw"]
     grader = EmbeddingGrader(store, weights=weights)
     q = store.question("ppo-clip-min")
