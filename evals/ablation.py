@@ -12,7 +12,7 @@ import logging
 import sys
 
 from evals.cases import BLIND_TEST, load_cases
-from evals.train import Example, apply, featurize, fit, report, training_examples
+from evals.train import MODEL, Example, apply, featurize, fit, report, training_examples
 from interviewer.evidence import ALL_FEATURES, CONTEXT, FEATURES
 from interviewer.grading import EmbeddingGrader
 from interviewer.settings import Settings
@@ -38,15 +38,15 @@ def _thresholds_on_everything(examples, preds, models):
                              preds, models)
 
 VARIANTS = {  # name: (features made constant, model kind, train on the wrong-answer supplement, threshold rule)
-    "all levers": ([], "stacked", True, None),
+    "all levers": ([], MODEL, True, None),
     "one boosted-tree model instead of the stacked pair": ([], "trees", True, None),
     "logistic instead of boosted trees": ([], "logistic", True, None),
-    "no context features (the answer around a point)": (list(CONTEXT), "stacked", True, None),
-    "not fitted on the wrong-answer supplement": ([], "stacked", False, None),
-    "thresholds chosen with the wrong-answer supplement": ([], "stacked", True, _thresholds_on_everything),
-    "no contrasts (contrast, contrast_terms)": (["contrast", "contrast_terms"], "stacked", True, None),
-    "no term overlap": (["terms"], "stacked", True, None),
-    "no competition (ownership, ownership_near, pitfall)": (["ownership", "ownership_near", "pitfall"], "stacked", True, None),
+    "no context features (the answer around a point)": (list(CONTEXT), MODEL, True, None),
+    "not fitted on the wrong-answer supplement": ([], MODEL, False, None),
+    "thresholds chosen with the wrong-answer supplement": ([], MODEL, True, _thresholds_on_everything),
+    "no contrasts (contrast, contrast_terms)": (["contrast", "contrast_terms"], MODEL, True, None),
+    "no term overlap": (["terms"], MODEL, True, None),
+    "no competition (ownership, ownership_near, pitfall)": (["ownership", "ownership_near", "pitfall"], MODEL, True, None),
     "the grader of 2479c87 (logistic, no context, no wrong supplement)": (list(CONTEXT), "logistic", False, None),
 }
 

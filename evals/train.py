@@ -39,6 +39,7 @@ TREES = {"n_estimators": 300, "max_depth": 3, "learning_rate": 0.05, "min_sample
 # the stacked model's second stage (set once, 2026-12-05, not searched) and the folds its training P come from
 SECOND_TREES = {"n_estimators": 200, "max_depth": 3, "learning_rate": 0.05, "min_samples_leaf": 40, "subsample": 0.8}
 INNER_FOLDS = 4
+MODEL = "stacked"  # the key-point model fitted by default
 
 
 @dataclass
@@ -263,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
                    help=f"labelled cases to fit on (default: {CASES_DIR}, {', '.join(map(str, BLIND_TRAIN))} and {BLIND_WRONG})")
     p.add_argument("--out", type=Path, default=WEIGHTS_PATH, help="where the weights go")
     p.add_argument("--folds", type=int, default=5)
-    p.add_argument("--model", choices=("trees", "stacked", "logistic"), default="stacked",
+    p.add_argument("--model", choices=("trees", "stacked", "logistic"), default=MODEL,
                    help="the key-point model (default: stacked, two boosted-tree models; trees: the first alone)")
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)

@@ -157,8 +157,8 @@ class EmbeddingGrader:
     answer around the point (`evidence.CONTEXT`), go through boosted trees fitted on labelled answers
     (`python -m evals.train`, `pointmodel.StackedModel`: a second stage also reads the first's P for every
     point of the answer) to give P(stated). A point is covered
-    above `cover_p` (full credit), unclear between `unclear_p` and `cover_p` (credit P: borderline,
-    neither credited in full nor called missed), missed below. The key point a follow-up asked about is
+    above `cover_p` (full credit), unclear between `unclear_p` and `cover_p` (borderline: credit in proportion
+    to where P lies between them, `judge_point`; never called missed), missed below. The key point a follow-up asked about is
     read with the lower bar: the interviewer knows what it asked. A sentence resembling a pitfall counts
     as a misconception only when the contradiction check confirms it."""
 
