@@ -122,6 +122,29 @@ def test_an_unclear_point_is_clarified_before_a_missed_one_is_asked_for(question
     assert after.action == "gap" and after.target == kps[essentials[0]].id
 
 
+def test_of_several_unclear_points_the_least_likely_stated_is_clarified_first(question):
+    """Lowest P(stated) first, an essential point counted ESSENTIAL_EDGE lower; without P, essentials first."""
+    from interviewer.policy import ESSENTIAL_EDGE
+
+    kps = question.rubric.key_points
+    essential = next(i for i, kp in enumerate(kps) if kp.weight == "essential")
+    important = next(i for i, kp in enumerate(kps) if kp.weight == "important")
+
+    def first(p_essential, p_important):
+        g = grade_for(question, ["missed"] * len(kps))
+        for i, p in ((essential, p_essential), (important, p_important)):
+            g.verdicts[i] = g.verdicts[i].model_copy(update={"status": "unclear", "evidence": f"我说的{kps[i].id}",
+                                                              "confidence": p})
+        d = decide(question, g.verdicts, g, QuestionProgress())
+        assert d.action == "clarify"
+        return d.target
+
+    assert first(0.7, 0.2) == kps[important].id  # the essential point was very likely said
+    assert first(0.3, 0.2) == kps[essential].id  # within the edge the essential point comes first
+    assert first(0.2 + ESSENTIAL_EDGE + 0.05, 0.2) == kps[important].id
+    assert first(None, None) == kps[essential].id
+
+
 def test_after_a_strong_answer_only_an_unclear_essential_point_is_clarified(question):
     kps = question.rubric.key_points
     important = next(i for i, kp in enumerate(kps) if kp.weight == "important")
