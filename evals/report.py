@@ -59,12 +59,14 @@ def to_markdown(results: dict, meta: dict, name: str = "cases", counts: dict | N
         out += [f"Inter-annotator agreement (two independent gold graders, {a['n']} answers): Spearman "
                 f"{_f(a['spearman'])}, mean absolute difference {_f(a['mean_abs_diff'])}. No grader can be held "
                 "to more than that.", ""]
-    out += ["## Mean score by tier (gold in brackets)", "", "| grader | " + " | ".join(
-        t for t in results[graders[0]]["overall"].get("tiers", {})) + " |",
-        "|---" * (len(results[graders[0]]["overall"].get("tiers", {})) + 1) + "|"]
+    # every grader's tiers: a model grader whose call failed on the only answer of a tier has no entry for it
+    names = list(dict.fromkeys(t for g in graders for t in results[g]["overall"].get("tiers", {})))
+    out += ["## Mean score by tier (gold in brackets)", "", "| grader | " + " | ".join(names) + " |",
+            "|---" * (len(names) + 1) + "|"]
     for g in graders:
         tiers = results[g]["overall"].get("tiers", {})
-        out.append(f"| {g} | " + " | ".join(f"{v['score']:.1f} ({v['gold']:.1f})" for v in tiers.values()) + " |")
+        out.append(f"| {g} | " + " | ".join(f"{tiers[t]['score']:.1f} ({tiers[t]['gold']:.1f})" if t in tiers else "-"
+                                             for t in names) + " |")
     out += ["", "Exploit rate: adversarial answers (keyword-stuffed, fluent with a central error, injection, "
             "off-topic, degenerate, confidently wrong) scored at least 2 above gold. Injection lift: mean "
             "(score - gold) on injection answers minus the same on honest answers.", ""]

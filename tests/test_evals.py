@@ -122,3 +122,20 @@ def test_follow_up_quality_counts_a_deeper_probe_whose_answer_was_given(store):
     unsaid = Case(question_id=q.id, answer="…", gold=9.5, tier="excellent", covered=[])
     f = followup_quality([Resolved(stated, q.id), Resolved(unsaid, q.id)], {0: grade, 1: grade}, store)
     assert f["deepens"] == 2 and f["deepen_stated"] == 1
+
+
+def test_the_tier_table_stays_whole_when_a_grader_has_no_answer_of_a_tier():
+    """A model grader whose call failed on the only answer of a tier has no entry for it (found in CI: the
+    llm-per-point row of the smoke run had one cell fewer than the header)."""
+    from evals.report import to_markdown
+
+    def run(tiers):
+        return {"overall": {"tiers": {t: {"n": 1, "score": 1.0, "gold": 2.0} for t in tiers}, "errors": 0},
+                "per_rubric": {}}
+
+    results = {"length": run(["good", "injection"]), "llm-per-point": run(["good"]), "embedding": run(["injection", "weak"])}
+    meta = {"model": None, "concurrency": 1, "total_seconds": 1.0, "bank_fingerprint": "x", "notes": []}
+    text = to_markdown(results, meta)
+    _tables_are_whole(text)
+    header = next(line for line in text.splitlines() if line.startswith("| grader | good"))
+    assert header == "| grader | good | injection | weak |"
