@@ -77,8 +77,9 @@ def _unused(question: Question, progress: QuestionProgress, avoid_terms: set[str
 
 
 def _doubt(v: Verdict) -> float:
-    """How likely an unclear point was stated, for choosing which to clarify first (lowest first). A grader that
-    gives no P(stated) (an LLM judge) ranks an essential point before an important one, in rubric order."""
+    """How likely an unclear point was stated, an essential one counted lower: which to clarify, or go deeper on,
+    first (lowest first). A grader that gives no P(stated) (an LLM judge) ranks an essential point before an
+    important one, in rubric order."""
     p = 0.5 if v.confidence is None else v.confidence
     return p - ESSENTIAL_EDGE * (v.weight == "essential")
 
@@ -163,7 +164,9 @@ def decide(
     # Deeper means new ground: a probe's expected answer is the point it targets, so a probe on points the candidate
     # has covered asks what they just said (found in the terminal: "PPO 的 ratio clip 当信赖域用有什么缺陷？DPPO 是怎么改的？"
     # right after they had explained it). Probes whose main target (the first) was not said come first, then those on a
-    # borderline point, then the rest; among equals, one whose other targets bring something new
+    # borderline point (the least likely stated first: replayed on the third blind set with weights that never saw it,
+    # deeper probes whose main point gold marks stated 35 to 26 of 73), then the rest; among equals, one whose other
+    # targets bring something new
     status = {v.key: v.status for v in cumulative}
     doubt = {v.key: _doubt(v) for v in cumulative if v.status == "unclear"}
     newness = {"missed": 0, "partial": 0, "unclear": 1, "covered": 2}
