@@ -117,7 +117,6 @@ def decide(
         return Decision(action="challenge", reason="the answer states a known misconception",
                         target=f"pitfall:{m.pitfall}", evidence=m.evidence)
 
-    weights = {kp.id: kp.weight for kp in rubric.key_points}
     # strong: this answer, or after follow-ups everything said on the question so far (an answer to a follow-up is
     # about one point and scores low on its own; found in the terminal: after two clarifications had brought the
     # question to 9.5, a third clarification of an important point came instead of going deeper)
@@ -152,7 +151,7 @@ def decide(
     # after a strong answer only a clearly missed essential point is worth a gap question
     gaps = [v for v in cumulative if v.weight != "optional" and v.status in ("missed", "partial")
             and (not strong or (v.status == "missed" and v.weight == "essential"))]
-    missing = sorted(gaps, key=lambda v: (v.key not in priority, RANK[weights[v.key]], v.status == "partial"))
+    missing = sorted(gaps, key=lambda v: (v.key not in priority, RANK[v.weight], v.status == "partial"))
     for verdict in missing:
         kp_text = rubric.key_point(verdict.key).zh
         probe = next((i for i in unused if verdict.key in rubric.probes[i].targets
