@@ -167,6 +167,7 @@ class WebApp:
         self.downloads = Path(tempfile.mkdtemp(prefix="rli-downloads-"))  # copies handed to Gradio, per session
         self._busy: dict[str, threading.Lock] = {}  # one step at a time per session (double clicks, a stopped wait)
         self._busy_guard = threading.Lock()
+        self._steps: dict[str, int] = {}  # steps taken per session: a reply still typing in stops once another starts
 
     def _lock(self, sid: str) -> threading.Lock:
         with self._busy_guard:
@@ -227,15 +228,20 @@ class WebApp:
         return self.view(session)
 
     def act(self, owner, sid: str, action: str, answer: str = ""):
+        return self._step(owner, sid, action, answer)[0]
+
+    def _step(self, owner, sid: str, action: str, answer: str = ""):
+        """`act`'s view, and the number of the step it took in this session (None if it took none)."""
         session = self._session(owner, sid)
         if session is None:
-            return self.view(None, answer, "⚠️ " + T["en"]["none"])
+            return self.view(None, answer, "⚠️ " + T["en"]["none"]), None
         lock = self._lock(session.id)
         if not lock.acquire(blocking=False):
             return self.view(session, answer, "⏳ The previous step is still running (waiting for the model); "
-                                              "your text is kept here: send it again in a moment.")
+                                              "your text is kept here: send it again in a moment."), None
         try:
-            return self._act(session, action, answer)
+            step = self._steps[session.id] = self._steps.get(session.id, 0) + 1
+            return self._act(session, action, answer), step
         finally:
             lock.release()
 
@@ -280,13 +286,17 @@ class WebApp:
             mine = {"skip": T[lang]["skipped"], "end": T[lang]["ended"]}.get(action) or as_text(answer)
             first = self.view(session, "", T[lang]["grading"])  # shown while the turn is processed
             yield (first[0] + [{"role": "user", "content": mine}], *first[1:])
-        final = self.act(owner, sid, action, answer)
+        final, step = self._step(owner, sid, action, answer)
         chat, rest = final[0], final[1:]
         if chat and chat[-1]["role"] == "assistant" and not final[7]:
             text = chat[-1]["content"]
             for cut in range(0, len(text), max(4, len(text) // 12)):
-                yield (chat[:-1] + [{"role": "assistant", "content": text[:cut]}], *rest)
-        yield final
+                if step is not None and self._steps.get(sid) != step:  # the candidate acted again (End while this typed in): theirs stands
+                    return
+                # only the chat changes while the reply types in: a late frame never blanks a newer report
+                yield (chat[:-1] + [{"role": "assistant", "content": text[:cut]}], *(gr.skip() for _ in rest))
+        if step is None or self._steps.get(sid) == step:
+            yield final
 
     def resume(self, owner, sid: str):
         session = self._session(owner, sid)

@@ -12,6 +12,7 @@ import urllib.request
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+import gradio as gr
 import pytest
 
 from interviewer.errors import EndpointError
@@ -287,6 +288,29 @@ def test_a_second_send_while_a_step_runs_is_refused_and_keeps_its_text(settings,
     first.join()
     answers = [e["text"] for e in app.session(sid).state["transcript"] if e["role"] == "candidate"]
     assert answers == ["the first answer"] and out[6] == "a double click" and "still running" in out[7]
+
+
+def test_end_while_the_reply_types_in_keeps_the_report(settings, store, scripted_grader):
+    """The reply streams in frames; End pressed meanwhile is a newer step, and no later frame of the older one may
+    overwrite its report (the browser test once clicked End mid-stream and saw its report blanked)."""
+    app = Interviewer.open(settings, store=store, grader=scripted_grader)
+    web = WebApp(app)
+    me = WebApp.owner("a-browser-secret-" + "e" * 30, None)
+    sid = web.start(me, "en", "mixed", 2, "mid", False, None, "", False)[-1]
+    scripted_grader.enqueue("strong", "strong")
+    stream = web.act_stream(me, sid, "answer", "an answer")
+    next(stream)  # the candidate's turn, shown while it is graded
+    typing = next(stream)  # the first frame of the reply
+    assert typing[0][-1]["role"] == "assistant" and typing[3] == gr.skip()  # a frame touches only the chat
+    ended = web.act(me, sid, "end")
+    assert ended[3].startswith("#")  # the report
+    assert list(stream) == []  # the older step stops typing and never sends its final view
+    # without a newer step, the stream ends on the step's full view
+    sid = web.start(me, "en", "mixed", 2, "mid", False, None, "", False)[-1]
+    scripted_grader.enqueue("strong", "strong")
+    frames = list(web.act_stream(me, sid, "answer", "an answer"))
+    assert frames[-1] == tuple(web.view(app.session(sid)))
+    app.close()
 
 
 def test_the_panels_stay_hidden_until_there_is_a_report_and_the_scale_is_fixed(settings, store, scripted_grader):
