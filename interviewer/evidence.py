@@ -203,6 +203,17 @@ CLAIM_SHARE = 0.4  # the share of the pitfall's own claim a sentence must use (2
 # confirmations on competent answers 7 -> 2, confirmations on wrong answers 79 -> 45)
 
 
+# characters of comparison and appraisal ("更友好", "比…大", "很好"): a bigram of two of them names no fact, so a
+# sentence that shares only such a bigram with a pitfall ("FP8 对 outlier 更友好" against "outlier 通道用 INT8
+# 更友好") has not said the pitfall's claim; its subject may be the other one
+_APPRAISAL = frozenset("更较比很最太好友强弱大小高低多少快慢的了是会能要就也都还对用在得地着过而且并")
+
+
+def claim_terms(text: str) -> list[str]:
+    """`terms` without the CJK bigrams made only of comparison and appraisal characters."""
+    return [t for t in terms(text) if not (len(t) == 2 and t[0] in _APPRAISAL and t[1] in _APPRAISAL)]
+
+
 def contradiction_confirmed(unit: str, pitfall_texts: list[str], point_texts: list[str],
                             question_texts: list[str] = (), index: TermIndex | None = None) -> bool:
     """Is a sentence that resembles a pitfall really asserting it? Not when it only asks or supposes it, not
@@ -214,10 +225,10 @@ def contradiction_confirmed(unit: str, pitfall_texts: list[str], point_texts: li
     shares words with "动作空间是所有可能的完整回答，所以是连续的" but never says "连续"."""
     if not asserts(unit) or negated(unit) != negated(pitfall_texts[0]):
         return False
-    said = set(terms(unit))
+    said = set(claim_terms(unit))
 
     def bag(texts) -> set[str]:
-        return set().union(*(set(terms(t)) for t in texts)) if texts else set()
+        return set().union(*(set(claim_terms(t)) for t in texts)) if texts else set()
 
     pit, point, asked = bag(pitfall_texts), bag(point_texts), bag(question_texts)
     if len(said & (pit - point - asked)) <= len(said & (point - pit)):
@@ -225,7 +236,7 @@ def contradiction_confirmed(unit: str, pitfall_texts: list[str], point_texts: li
     weight = index.idf if index else (lambda term: 1.0)
 
     def share(text: str) -> float:
-        own = set(terms(text)) - point - asked
+        own = set(claim_terms(text)) - point - asked
         total = sum(weight(t) for t in own)
         return sum(weight(t) for t in own if t in said) / total if total else 0.0
 

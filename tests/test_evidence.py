@@ -48,6 +48,15 @@ def test_a_pitfall_that_is_negated_is_not_a_confirmed_contradiction():
     assert not contradiction_confirmed("取 min 得到的是悲观下界，惩罚一直保留", pit, kp)
 
 
+def test_sharing_only_an_appraisal_with_a_pitfall_is_not_asserting_it():
+    """"更友好" names no fact: the subject may be the other one (a correct shorthand was once challenged so)."""
+    pit = ["INT8 的动态范围比 FP8 更大，所以 INT8 天然更抗 activation 里的 outlier。",
+           "INT8 的 range 比 FP8 宽，outlier 通道用 INT8 更友好。"]
+    kp = ["LLM 激活有离群值，INT8 按整张量量化时 scale 被离群值拉大，FP8 对此更宽容。"]
+    assert not contradiction_confirmed("FP8 对 outlier 更友好。", pit, kp)
+    assert contradiction_confirmed("INT8 天然更抗 outlier，动态范围比 FP8 大。", pit, kp)
+
+
 def test_asking_supposing_or_naming_the_subject_is_not_asserting_a_pitfall():
     pit = ["直接用 reward 相减当 loss 也可以，只是收敛慢一点。", "Using the raw reward difference as the loss works too."]
     kp = ["r_w − r_l 没有上界，直接相减会让奖励尺度发散。"]

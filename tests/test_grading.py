@@ -181,6 +181,17 @@ def test_a_sentence_that_rejects_a_pitfall_is_not_a_misconception(grader, q):
     assert any(m.pitfall == 0 for m in said.misconceptions)
 
 
+def test_a_correct_shorthand_is_not_confirmed_as_the_pitfall_it_mirrors(grader, bank):
+    """Found in the terminal: "FP8 对 outlier 更友好" was challenged as "INT8 … 天然更抗 outlier" (same words, the
+    subject swapped); a correct sentence about the same fact is at most asked about, never marked wrong."""
+    q = bank.get("int8-vs-fp8")
+    g = grader.grade(q, "LLM 的激活里有 outlier，per-tensor 的 INT8 会被 outlier 把 scale 拉大，小值全量化成 0，所以要 "
+                        "per-token 或 SmoothQuant；FP8 对 outlier 更友好。", "zh")
+    assert not [m for m in g.misconceptions if m.confirmed]
+    wrong = grader.grade(q, q.rubric.pitfalls[4].zh, "zh")  # the pitfall said outright is still confirmed
+    assert any(m.confirmed and m.pitfall == 4 for m in wrong.misconceptions)
+
+
 def test_the_grader_names_the_point_a_borrowed_sentence_fits_best(grader, bank):
     """One sentence is the best evidence of several points; each verdict says which point it fits best when that
     is another one, so that the interviewer does not ask about it for this point once that one is covered."""
