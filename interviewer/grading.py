@@ -318,8 +318,8 @@ class EmbeddingGrader:
             if margin < self.weights.get("pitfall_margin", PITFALL_MARGIN):
                 continue
             pit = r.pitfalls[idx]
-            ok = contradiction_confirmed(units[u], [pit.zh, pit.en, *pit.variants], point_texts, [question.zh, question.en],
-                                         self._term_index())
+            ok = contradiction_confirmed(units[u], [pit.zh, pit.en, *pit.variants], point_texts + list(pit.truths),
+                                         [question.zh, question.en], self._term_index())
             # checked on the unit that resembles it most (it may be two neighbouring sentences), quoted back as the
             # sentence or clause the candidate wrote that resembles it most
             out.append(Misconception(pitfall=idx, evidence=readable(units, quoted), confirmed=ok))

@@ -130,6 +130,11 @@ def _variant_findings(q: Question) -> list[Finding]:
         for v in pit.variants:
             if v in owner:
                 out.append(Finding(q.id, "error", f"pitfall {i} variant is also a variant of {owner[v]}: {v[:40]!r}"))
+        for t in pit.truths:  # a truth is the correct sentence, never a wording of the wrong claim itself
+            if any(_same_claim(t, w) for w in (pit.zh, pit.en, *pit.variants)):
+                out.append(Finding(q.id, "error", f"pitfall {i} truth repeats the pitfall: {t[:40]!r}"))
+            if len(t) > MAX_VARIANT_CHARS:
+                out.append(Finding(q.id, "error", f"pitfall {i} truth is too long to be one claim: {t[:40]!r}..."))
     return out
 
 

@@ -80,6 +80,9 @@ class Pitfall(Strict):
     why: str = Field(min_length=4)  # English explanation for the report
     variants: list[str] = Field(default_factory=list)  # the same wrong claim in other words
     checked: str | None = None  # what `why` was checked against (paper, docs or code, with version), and what was not
+    # correct sentences in the pitfall's own words (the swapped pair the right way round, the fact it confuses):
+    # their terms are not the pitfall's own claim, so a candidate who says one is not accused of the pitfall
+    truths: list[str] = Field(default_factory=list)
 
 
 class Probe(Strict):

@@ -192,6 +192,22 @@ def test_a_correct_shorthand_is_not_confirmed_as_the_pitfall_it_mirrors(grader, 
     assert any(m.confirmed and m.pitfall == 4 for m in wrong.misconceptions)
 
 
+@pytest.mark.parametrize("qid, index, correct", [
+    ("cispo", 3, "CISPO 是 MiniMax-M1 里提出的算法，"),
+    ("partial-rollout-kv-cache", 5, "Kimi K1.5 的 partial rollout 是把没写完的轨迹放进 buffer、下一轮接着写。"),
+])
+def test_a_pitfalls_truths_keep_the_correct_sentence_from_being_accused(grader, bank, qid, index, correct):
+    """A correct sentence shares its words with the pitfall that names another fact ("CISPO 是 DeepSeek 在 R1 里
+    提出来的算法"); the pitfall's truths say which words are right. Both sentences were confirmed as the pitfall in
+    training answers before; the wrong claim itself still is."""
+    q = bank.get(qid)
+    assert q.rubric.pitfalls[index].truths
+    said = grader.grade(q, correct, "zh")
+    assert not [m for m in said.misconceptions if m.confirmed and m.pitfall == index]
+    wrong = grader.grade(q, q.rubric.pitfalls[index].zh, "zh")
+    assert any(m.confirmed and m.pitfall == index for m in wrong.misconceptions)
+
+
 def test_the_grader_names_the_point_a_borrowed_sentence_fits_best(grader, bank):
     """One sentence is the best evidence of several points; each verdict says which point it fits best when that
     is another one, so that the interviewer does not ask about it for this point once that one is covered."""

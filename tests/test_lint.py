@@ -176,3 +176,13 @@ def test_a_contrast_that_is_a_true_text_of_the_rubric_fails_the_lint(data_copy):
     errors = [f for f in lint(load_bank(data_copy)) if f.level == "error"]
     assert [(f.qid, f.message.split(" contrast")[0]) for f in errors] == [("ppo-clip-min", "kp1")]
     assert "true text of kp2" in errors[0].message
+
+
+def test_a_pitfall_truth_that_repeats_the_pitfall_fails_the_lint(data_copy):
+    path = data_copy / "questions" / "cispo.json"
+    raw = json.loads(path.read_text(encoding="utf-8"))
+    pit = raw["rubric"]["pitfalls"][3]
+    pit["truths"] = [pit["truths"][0], pit["zh"].replace("。", "")]  # the wrong claim itself, re-punctuated
+    path.write_text(json.dumps(raw, ensure_ascii=False), encoding="utf-8")
+    errors = [f for f in lint(load_bank(data_copy)) if f.level == "error"]
+    assert [(f.qid, f.message.split(" truth")[0]) for f in errors] == [("cispo", "pitfall 3")]
