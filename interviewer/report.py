@@ -158,7 +158,8 @@ def to_markdown(report: dict) -> str:
             out += [f"**{L['unclear']}**", ""] + [f"- [{m['weight']}] {m['text']}" + (f" — “{as_text(m['quote'])}”" if m["quote"] else "")
                                                  for m in e["unclear"]] + [""]
         if e["misconceptions"]:
-            out += [f"**{L['wrong']}**", ""] + [f"- {m['claim']} — {m['why']}" for m in e["misconceptions"]] + [""]
+            out += [f"**{L['wrong']}**", ""] + [(f"- “{as_text(m['quote'])}” → " if m.get("quote") else "- ") + f"{m['claim']} — {m['why']}"
+                                               for m in e["misconceptions"]] + [""]
         if e["followups"]:
             out += [f"{L['followups']}: " + ", ".join(f"{f['action']}" + (f" ({f['pattern']})" if f["pattern"] and f["pattern"] != f["action"] else "")
                                                for f in e["followups"]), ""]

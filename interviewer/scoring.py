@@ -121,9 +121,10 @@ def feedback(question: Question, verdicts: list[Verdict], misconceptions: list[M
                      + sep.join(getattr(k, lang) for k in unclear))
     if missed:
         lines.append(("还缺：" if zh else "Missing: ") + sep.join(getattr(k, lang) for k in missed))
-    for m in confirmed(misconceptions):
+    for m in confirmed(misconceptions):  # the candidate's own sentence first: they see what was read as the error
         pit = rubric.pitfalls[m.pitfall]
-        lines.append(("有误：" if zh else "Wrong: ") + getattr(pit, lang) + f" ({pit.why})")
+        said = (f"你说「{m.evidence}」，读作：" if zh else f"you said “{m.evidence}”, read as: ") if m.evidence else ""
+        lines.append(("有误：" if zh else "Wrong: ") + said + getattr(pit, lang) + f" ({pit.why})")
     return "\n".join(lines)
 
 

@@ -132,7 +132,8 @@ def coach_text(session: Session) -> str:
         quote = f" — “{as_text(v.evidence)}”" if v.evidence else ""
         lines.append(f"- {mark} {kp}{quote}")
     for m in view["misconceptions"]:
-        lines.append(f"- ⚠️ {getattr(q.rubric.pitfalls[m.pitfall], lang)}")
+        said = f"“{as_text(m.evidence)}” → " if m.evidence else ""
+        lines.append(f"- ⚠️ {said}{getattr(q.rubric.pitfalls[m.pitfall], lang)}")
     return "\n".join(lines)
 
 

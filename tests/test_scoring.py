@@ -69,3 +69,15 @@ def test_an_unclear_point_is_not_shown_with_a_sentence_that_fits_another_one_bes
                 Verdict(key="kp4", weight="important", status="unclear", evidence="第四句")]
     shown = {v.key: v.evidence for v in own_evidence(verdicts)}
     assert shown == {"kp1": "第一句", "kp2": "", "kp3": "", "kp4": "第四句"}
+
+
+def test_a_wrong_claim_is_shown_with_the_candidates_own_sentence(bank):
+    """The feedback quotes what was read as the error, so a candidate can see when the grader misread them."""
+    from interviewer.scoring import Misconception, feedback
+
+    q = bank.get("ppo-clip-min")
+    said = "取 min 就是为了让梯度更大"
+    shown = feedback(q, [], [Misconception(pitfall=0, evidence=said)], "zh")
+    assert said in shown and q.rubric.pitfalls[0].zh in shown
+    assert said in feedback(q, [], [Misconception(pitfall=0, evidence=said)], "en")
+    assert "有误" not in feedback(q, [], [Misconception(pitfall=0, evidence=said, confirmed=False)], "zh")
