@@ -13,7 +13,7 @@ from interviewer.phrasing import phrase, transition
 from interviewer.planner import chain_successor, make_plan, off_resume
 from interviewer.policy import Decision, QuestionProgress, decide, merge_verdicts
 from interviewer.report import build_report
-from interviewer.scoring import Grade, Verdict, compute_score
+from interviewer.scoring import Grade, Verdict, compute_score, standing_misconceptions
 from interviewer.state import InterviewState
 from interviewer.threads import propose
 from knowledge.schema import Question
@@ -213,7 +213,7 @@ def close_question(state: InterviewState, runtime: Runtime[Deps]) -> dict:
     q = _question(state, runtime)
     verdicts = [Verdict.model_validate(v) for v in cur["verdicts"]]
     skipped = not cur["answers"]
-    misconceptions = {m["pitfall"] for a in cur["answers"] for m in a["grade"]["misconceptions"] if m.get("confirmed", True)}
+    misconceptions, _ = standing_misconceptions(cur["answers"])
     final = 0.0 if skipped else compute_score(verdicts, len(misconceptions))
     record = {**cur, "skipped": skipped, "score": final, "section": q.section, "tags": q.tags, "difficulty": q.difficulty}
     plan = list(state["plan"])

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from interviewer.markup import as_text
 from interviewer.opening import report_section
-from interviewer.scoring import Verdict, own_evidence
+from interviewer.scoring import Verdict, own_evidence, standing_misconceptions
 from knowledge.bank import Bank
 
 WEAK = 6.0
@@ -22,8 +22,8 @@ def _question_entry(rec: dict, bank: Bank, lang: str) -> dict:
     verdicts = rec.get("verdicts", [])
     shown = {v.key: v.evidence for v in own_evidence([Verdict.model_validate(v) for v in verdicts])}
     missed = [v for v in verdicts if v["status"] in ("partial", "missed")]
-    miscs = {m["pitfall"]: m["evidence"] for a in rec.get("answers", []) for m in a["grade"]["misconceptions"]
-             if m.get("confirmed", True)}
+    standing, settled = standing_misconceptions(rec.get("answers", []))
+    miscs = {i: m.evidence for i, m in standing.items()}
     graders = sorted({a["grade"]["grader"] for a in rec.get("answers", [])})
     return {
         "qid": q.id,
@@ -44,6 +44,8 @@ def _question_entry(rec: dict, bank: Bank, lang: str) -> dict:
                      "quote": shown[v["key"]]} for v in verdicts if v["status"] == "unclear"],
         "misconceptions": [{"claim": getattr(r.pitfalls[i], lang), "why": r.pitfalls[i].why, "quote": quote}
                            for i, quote in sorted(miscs.items())],
+        # challenged, then explained: not counted as wrong, but shown, so the candidate sees what was asked and why
+        "settled": [{"claim": getattr(r.pitfalls[i], lang), "quote": m.evidence} for i, m in sorted(settled.items())],
         "followups": [{"action": d["action"], "pattern": d.get("pattern"), "target": d.get("target")}
                       for d in rec.get("decisions", []) if d["action"] != "next"],
         # thread follow-ups (the model's question on a claim the candidate made), with their source claim
@@ -90,12 +92,14 @@ def build_report(state: dict, bank: Bank) -> dict:
 
 LABELS = {
     "zh": {"title": "模拟面试报告", "overall": "总分", "score": "得分", "skipped": "（跳过）", "covered": "答到的要点（原话）",
-           "missed": "遗漏的要点", "unclear": "无法确认的要点（说法接近或不够明确）", "wrong": "错误的说法", "model": "参考答案", "read": "推荐阅读", "topics": "按主题",
+           "missed": "遗漏的要点", "unclear": "无法确认的要点（说法接近或不够明确）", "wrong": "错误的说法",
+           "settled": "被质疑后你的解释澄清了（不计错）", "model": "参考答案", "read": "推荐阅读", "topics": "按主题",
            "next": "下次练习", "unverified": "（未核实）", "graders": "评分器", "followups": "追问",
            "threads": "顺着你的话追问（来源）"},
     "en": {"title": "Mock interview report", "overall": "Overall", "score": "Score", "skipped": " (skipped)",
            "covered": "Covered (your words)", "missed": "Missed key points",
            "unclear": "Close but not explicit (the grader could not tell)", "wrong": "Wrong claims",
+           "settled": "Challenged, then settled by your explanation (not counted as wrong)",
            "model": "Model answer", "read": "What to read", "topics": "By topic", "next": "Practise next",
            "unverified": " (unverified)", "graders": "Grader", "followups": "Follow-ups",
            "threads": "Follow-ups on your own claims (source)"},
@@ -160,6 +164,8 @@ def to_markdown(report: dict) -> str:
         if e["misconceptions"]:
             out += [f"**{L['wrong']}**", ""] + [(f"- “{as_text(m['quote'])}” → " if m.get("quote") else "- ") + f"{m['claim']} — {m['why']}"
                                                for m in e["misconceptions"]] + [""]
+        if e.get("settled"):
+            out += [f"**{L['settled']}**", ""] + [f"- “{as_text(m['quote'])}” → {m['claim']}" for m in e["settled"]] + [""]
         if e["followups"]:
             out += [f"{L['followups']}: " + ", ".join(f"{f['action']}" + (f" ({f['pattern']})" if f["pattern"] and f["pattern"] != f["action"] else "")
                                                for f in e["followups"]), ""]

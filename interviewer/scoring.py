@@ -66,6 +66,28 @@ def confirmed(misconceptions: list[Misconception]) -> list[Misconception]:
     return [m for m in misconceptions if m.confirmed]
 
 
+def standing_misconceptions(answers: list[dict]) -> tuple[dict[int, Misconception], dict[int, Misconception]]:
+    """The confirmed misconceptions over a question's answers ({pitfall: the one that stands}), and those a later
+    answer settled: the reply to a challenge of that pitfall that says something (a point with evidence) without
+    asserting it again. A challenge is a question, as an interviewer's "你确定吗？" is: a candidate who then explains
+    the point is not marked wrong on the sentence the check misread (or that they put right themselves)."""
+    standing: dict[int, Misconception] = {}
+    settled: dict[int, Misconception] = {}
+    for a in answers:
+        grade, prompt = a["grade"], a.get("prompt") or {}
+        mine = {m["pitfall"]: Misconception.model_validate(m) for m in grade["misconceptions"] if m.get("confirmed", True)}
+        target = str(prompt.get("target") or "")
+        if prompt.get("action") == "challenge" and target.startswith("pitfall:"):
+            i = int(target.split(":")[1])
+            says = not grade.get("dont_know") and any(v.get("evidence") and v["status"] != "missed" for v in grade["verdicts"])
+            if i in standing and i not in mine and says:
+                settled[i] = standing.pop(i)
+        standing.update(mine)
+        for i in mine:
+            settled.pop(i, None)
+    return standing, settled
+
+
 def overlaps(sentence: str, others: list[str]) -> bool:
     """The same sentence, one of its clauses, or a sentence holding it."""
     return any(o in sentence or sentence in o for o in others if o)
@@ -143,8 +165,7 @@ def so_far(record: dict) -> dict | None:
         return None
     last = answers[-1]["grade"]
     verdicts = own_evidence([Verdict.model_validate(v) for v in (record.get("verdicts") or last["verdicts"])])
-    miscs = {m["pitfall"]: Misconception.model_validate(m) for a in answers for m in a["grade"]["misconceptions"]
-             if m.get("confirmed", True)}
+    miscs, settled = standing_misconceptions(answers)
     return {"qid": last["qid"], "grader": last["grader"], "score": compute_score(verdicts, len(miscs)),
-            "verdicts": verdicts, "misconceptions": list(miscs.values()), "notes": last.get("notes", []),
-            "answers": len(answers)}
+            "verdicts": verdicts, "misconceptions": list(miscs.values()), "settled": list(settled.values()),
+            "notes": last.get("notes", []), "answers": len(answers)}

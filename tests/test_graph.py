@@ -175,3 +175,23 @@ def test_coach_mode_shows_the_question_so_far_not_only_the_last_answer(settings,
     shown = capsys.readouterr().out
     assert "还缺" not in shown and "Missing" not in shown and "10.0/10" in shown
     app.close()
+
+
+def test_a_challenged_claim_the_candidate_then_explains_is_not_counted_wrong(settings, store):
+    """With the real embedding grader: the wrong claim said outright is challenged; the reply explains the point
+    without asserting it again, so the claim is shown as settled, not as wrong, and costs no points."""
+    app = Interviewer.open(settings.with_(phrasing="verbatim", threads="off", grader="embedding"), store=store)
+    session = app.new_session(questions=1, opening=False, lang="zh", focus=["ppo-clip-min"])
+    session.answer("PPO 的目标是 ratio 乘 advantage 再和 clip 后的取 min，取 min 是为了让梯度更大、学得更快。")
+    asked = session.pending
+    assert asked["action"] == "challenge" and asked["target"] == "pitfall:0"
+    before = session.coach_view()
+    session.answer("我说得不对：取 min 得到的是原目标的悲观下界，ratio 往有利方向超出 1±ε 时不再给梯度，"
+                   "往不利方向走时惩罚一直保留，所以不会因为一步更新太大而过度乐观。")
+    view = session.coach_view()
+    assert [m.pitfall for m in view["settled"]] == [0] and not view["misconceptions"]
+    assert view["score"] > before["score"]  # the penalty is gone (and the reply's points count)
+    session.end()
+    entry = session.report["questions"][0]
+    assert entry["settled"] and not entry["misconceptions"]
+    app.close()

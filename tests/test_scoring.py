@@ -81,3 +81,27 @@ def test_a_wrong_claim_is_shown_with_the_candidates_own_sentence(bank):
     assert said in shown and q.rubric.pitfalls[0].zh in shown
     assert said in feedback(q, [], [Misconception(pitfall=0, evidence=said)], "en")
     assert "有误" not in feedback(q, [], [Misconception(pitfall=0, evidence=said, confirmed=False)], "zh")
+
+
+def _answer(miscs, prompt=None, evidence="FP8 的指数位让大值小值都能表示", dont_know=False):
+    verdicts = [{"key": "kp1", "weight": "essential", "status": "covered" if evidence else "missed", "evidence": evidence}]
+    return {"prompt": prompt or {"kind": "question"}, "grade": {
+        "misconceptions": [{"pitfall": i, "evidence": "FP8 对 outlier 更友好"} for i in miscs],
+        "verdicts": verdicts, "dont_know": dont_know}}
+
+
+def test_a_challenge_answered_with_an_explanation_settles_the_misconception():
+    from interviewer.scoring import standing_misconceptions
+
+    challenge = {"kind": "followup", "action": "challenge", "target": "pitfall:4"}
+    standing, settled = standing_misconceptions([_answer([4]), _answer([], challenge)])
+    assert standing == {} and list(settled) == [4]
+    # asserting it again, or answering with nothing (no point with evidence, or "I don't know"), settles nothing
+    assert list(standing_misconceptions([_answer([4]), _answer([4], challenge)])[0]) == [4]
+    assert list(standing_misconceptions([_answer([4]), _answer([], challenge, evidence="")])[0]) == [4]
+    assert list(standing_misconceptions([_answer([4]), _answer([], challenge, dont_know=True)])[0]) == [4]
+    # an answer to another follow-up settles nothing, and a pitfall said again after it was settled stands again
+    other = {"kind": "followup", "action": "deepen", "target": "kp2"}
+    assert list(standing_misconceptions([_answer([4]), _answer([], other)])[0]) == [4]
+    standing, settled = standing_misconceptions([_answer([4]), _answer([], challenge), _answer([4], other)])
+    assert list(standing) == [4] and settled == {}
