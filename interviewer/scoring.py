@@ -79,7 +79,8 @@ def standing_misconceptions(answers: list[dict]) -> tuple[dict[int, Misconceptio
         target = str(prompt.get("target") or "")
         if prompt.get("action") == "challenge" and target.startswith("pitfall:"):
             i = int(target.split(":")[1])
-            says = not grade.get("dont_know") and any(v.get("evidence") and v["status"] != "missed" for v in grade["verdicts"])
+            says = not grade.get("dont_know") and any(v.get("evidence") and v["status"] != "missed"
+                                                      for v in grade["verdicts"])
             if i in standing and i not in mine and says:
                 settled[i] = standing.pop(i)
         standing.update(mine)

@@ -194,4 +194,8 @@ def test_a_challenged_claim_the_candidate_then_explains_is_not_counted_wrong(set
     session.end()
     entry = session.report["questions"][0]
     assert entry["settled"] and not entry["misconceptions"]
+    from interviewer.report import LABELS, to_markdown
+
+    shown = to_markdown(session.report)  # the report says what was challenged, in the candidate's words
+    assert LABELS["zh"]["settled"] in shown and "取 min 是为了让梯度更大" in shown and LABELS["zh"]["wrong"] not in shown
     app.close()
