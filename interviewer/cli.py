@@ -109,7 +109,7 @@ def _show_grade(session: Session, settings, out) -> None:
         print(f"  (score {view['score']}/10{so_far}, grader: {view['grader']})", file=out)
     if cfg.get("coach"):
         q = session.app.deps.bank.get(view["qid"])
-        text = feedback(q, view["verdicts"], view["misconceptions"], cfg.get("lang", "zh"))
+        text = feedback(q, view["verdicts"], view["misconceptions"], cfg.get("lang", "zh"), view["settled"])
         if any(n.startswith(IGNORED_NOTE) for n in view["notes"]):
             text += "\n" + IGNORED["zh" if zh else "en"]
         if text:

@@ -128,7 +128,8 @@ def says_dont_know(answer: str) -> bool:
     return not text or (len(text) < 60 and bool(_DONT_KNOW.search(text)))
 
 
-def feedback(question: Question, verdicts: list[Verdict], misconceptions: list[Misconception], lang: str) -> str:
+def feedback(question: Question, verdicts: list[Verdict], misconceptions: list[Misconception], lang: str,
+             settled: list[Misconception] = ()) -> str:
     """Short feedback composed from the verdicts (the rubric's own words, not a model's)."""
     rubric = question.rubric
     covered = [rubric.key_point(v.key) for v in verdicts if v.status == "covered"]
@@ -148,6 +149,9 @@ def feedback(question: Question, verdicts: list[Verdict], misconceptions: list[M
         pit = rubric.pitfalls[m.pitfall]
         said = (f"你说「{m.evidence}」，读作：" if zh else f"you said “{m.evidence}”, read as: ") if m.evidence else ""
         lines.append(("有误：" if zh else "Wrong: ") + said + getattr(pit, lang) + f" ({pit.why})")
+    for m in settled:  # challenged, then explained: shown so the candidate sees why the "wrong" line went away
+        lines.append((f"已澄清（不计错）：你说「{m.evidence}」" if zh else f"Settled (not counted): you said “{m.evidence}”")
+                     + ("，被质疑后解释清楚了" if zh else ", and explained it when challenged"))
     return "\n".join(lines)
 
 

@@ -134,6 +134,8 @@ def coach_text(session: Session) -> str:
     for m in view["misconceptions"]:
         said = f"“{as_text(m.evidence)}” → " if m.evidence else ""
         lines.append(f"- ⚠️ {said}{getattr(q.rubric.pitfalls[m.pitfall], lang)}")
+    for m in view.get("settled", []):  # challenged, then explained: not counted as wrong
+        lines.append(f"- ☑️ “{as_text(m.evidence)}” ({'已澄清，不计错' if lang == 'zh' else 'settled, not counted'})")
     return "\n".join(lines)
 
 

@@ -191,6 +191,11 @@ def test_a_challenged_claim_the_candidate_then_explains_is_not_counted_wrong(set
     view = session.coach_view()
     assert [m.pitfall for m in view["settled"]] == [0] and not view["misconceptions"]
     assert view["score"] > before["score"]  # the penalty is gone (and the reply's points count)
+    from interviewer.scoring import feedback
+
+    lines = feedback(session.app.deps.bank.get("ppo-clip-min"), view["verdicts"], view["misconceptions"], "zh",
+                     view["settled"]).splitlines()
+    assert not [x for x in lines if x.startswith("有误")] and [x for x in lines if x.startswith("已澄清")]
     session.end()
     entry = session.report["questions"][0]
     assert entry["settled"] and not entry["misconceptions"]
