@@ -14,3 +14,8 @@ _IMAGE = re.compile(r"!(?=\[)")  # ![alt](url) and ![alt][ref] would load a remo
 def as_text(text: str) -> str:
     """`text` for a Markdown renderer: HTML escaped (so `<style>` shows as written), images disarmed."""
     return _IMAGE.sub("&#33;", html.escape(text or "", quote=False))
+
+
+def said_as(sentence: str) -> str:
+    """The candidate's sentence that was read as a wrong claim, put before the claim ("“…” → the claim")."""
+    return f"“{as_text(sentence)}” → " if sentence else ""

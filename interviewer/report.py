@@ -8,7 +8,7 @@ import threading
 from collections import defaultdict
 from pathlib import Path
 
-from interviewer.markup import as_text
+from interviewer.markup import as_text, said_as
 from interviewer.opening import report_section
 from interviewer.scoring import Verdict, own_evidence, standing_misconceptions
 from knowledge.bank import Bank
@@ -142,11 +142,6 @@ def _review_markdown(matches: list[dict], lang: str) -> list[str]:
     return out + [""]
 
 
-def _said(claim: dict) -> str:
-    """The candidate's sentence that was read as a wrong claim, shown before it."""
-    return f"“{as_text(claim['quote'])}” → " if claim.get("quote") else ""
-
-
 def to_markdown(report: dict) -> str:
     """The report in Markdown; the candidate's own words are escaped (they show as text, never as HTML)."""
     L = LABELS[report["lang"]]
@@ -167,9 +162,9 @@ def to_markdown(report: dict) -> str:
             out += [f"**{L['unclear']}**", ""] + [f"- [{m['weight']}] {m['text']}" + (f" — “{as_text(m['quote'])}”" if m["quote"] else "")
                                                  for m in e["unclear"]] + [""]
         if e["misconceptions"]:
-            out += [f"**{L['wrong']}**", ""] + [f"- {_said(m)}{m['claim']} — {m['why']}" for m in e["misconceptions"]] + [""]
+            out += [f"**{L['wrong']}**", ""] + [f"- {said_as(m['quote'])}{m['claim']} — {m['why']}" for m in e["misconceptions"]] + [""]
         if e.get("settled"):
-            out += [f"**{L['settled']}**", ""] + [f"- {_said(m)}{m['claim']}" for m in e["settled"]] + [""]
+            out += [f"**{L['settled']}**", ""] + [f"- {said_as(m['quote'])}{m['claim']}" for m in e["settled"]] + [""]
         if e["followups"]:
             out += [f"{L['followups']}: " + ", ".join(f"{f['action']}" + (f" ({f['pattern']})" if f["pattern"] and f["pattern"] != f["action"] else "")
                                                for f in e["followups"]), ""]

@@ -17,7 +17,7 @@ from pathlib import Path
 import gradio as gr
 
 from interviewer.errors import AnswerRejected, EndpointError, InterviewerError, ModelOutputError
-from interviewer.markup import as_text
+from interviewer.markup import as_text, said_as
 from interviewer.report import paths as report_paths
 from interviewer.report import to_markdown
 from interviewer.resume import read_resume
@@ -132,8 +132,7 @@ def coach_text(session: Session) -> str:
         quote = f" — “{as_text(v.evidence)}”" if v.evidence else ""
         lines.append(f"- {mark} {kp}{quote}")
     for m in view["misconceptions"]:
-        said = f"“{as_text(m.evidence)}” → " if m.evidence else ""
-        lines.append(f"- ⚠️ {said}{getattr(q.rubric.pitfalls[m.pitfall], lang)}")
+        lines.append(f"- ⚠️ {said_as(m.evidence)}{getattr(q.rubric.pitfalls[m.pitfall], lang)}")
     for m in view.get("settled", []):  # challenged, then explained: not counted as wrong
         lines.append(f"- ☑️ “{as_text(m.evidence)}” ({'已澄清，不计错' if lang == 'zh' else 'settled, not counted'})")
     return "\n".join(lines)
@@ -290,15 +289,19 @@ class WebApp:
             first = self.view(session, "", T[lang]["grading"])  # shown while the turn is processed
             yield (first[0] + [{"role": "user", "content": mine}], *first[1:])
         final, step = self._step(owner, sid, action, answer)
+
+        def newest() -> bool:  # False once the candidate took another step (End while this typed in): theirs stands
+            return step is None or self._steps.get(sid) == step
+
         chat, rest = final[0], final[1:]
         if chat and chat[-1]["role"] == "assistant" and not final[7]:
             text = chat[-1]["content"]
             for cut in range(0, len(text), max(4, len(text) // 12)):
-                if step is not None and self._steps.get(sid) != step:  # the candidate acted again (End while this typed in): theirs stands
+                if not newest():
                     return
                 # only the chat changes while the reply types in: a late frame never blanks a newer report
                 yield (chat[:-1] + [{"role": "assistant", "content": text[:cut]}], *(gr.skip() for _ in rest))
-        if step is None or self._steps.get(sid) == step:
+        if newest():
             yield final
 
     def resume(self, owner, sid: str):
