@@ -195,6 +195,9 @@ def test_a_correct_shorthand_is_not_confirmed_as_the_pitfall_it_mirrors(grader, 
 @pytest.mark.parametrize("qid, index, correct", [
     ("cispo", 3, "CISPO 是 MiniMax-M1 里提出的算法，"),
     ("partial-rollout-kv-cache", 5, "Kimi K1.5 的 partial rollout 是把没写完的轨迹放进 buffer、下一轮接着写。"),
+    # mined from the third set's wrong claims (2026-12-06): the squared log-ratio is k2, not k3
+    ("kl-estimator", 7, "k2 是 ½(log r)²，有偏但方差低；k3 = r − log r − 1 才是无偏的。"),
+    ("dapo", 7, "DAPO 的 Decoupled 是把 clip 的下界 ε_low 和上界 ε_high 解耦开。"),
 ])
 def test_a_pitfalls_truths_keep_the_correct_sentence_from_being_accused(grader, bank, qid, index, correct):
     """A correct sentence shares its words with the pitfall that names another fact ("CISPO 是 DeepSeek 在 R1 里
