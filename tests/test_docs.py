@@ -68,7 +68,7 @@ def test_a_built_wheel_carries_the_data_the_code_reads(tmp_path):
     names = set(zipfile.ZipFile(next(tmp_path.glob("*.whl"))).namelist())
     for needed in ("interviewer/grader_weights.json", "knowledge/data/vectors.npz", "knowledge/data/questions/ppo-clip-min.json",
                    "evals/cases/ladders_g1.jsonl", "evals/blind/heldout.jsonl", "evals/blind/heldout_second_grader.jsonl",
-                   "evals/blind/set2.jsonl", "evals/blind/set3.jsonl", "evals/blind/wrong.jsonl"):
+                   "evals/blind/set2.jsonl", "evals/blind/set3.jsonl", "evals/blind/set4.jsonl", "evals/blind/wrong.jsonl"):
         assert needed in names, needed
 
 

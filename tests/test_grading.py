@@ -198,6 +198,13 @@ def test_a_correct_shorthand_is_not_confirmed_as_the_pitfall_it_mirrors(grader, 
     # mined from the third set's wrong claims (2026-12-06): the squared log-ratio is k2, not k3
     ("kl-estimator", 7, "k2 是 ½(log r)²，有偏但方差低；k3 = r − log r − 1 才是无偏的。"),
     ("dapo", 7, "DAPO 的 Decoupled 是把 clip 的下界 ε_low 和上界 ε_high 解耦开。"),
+    # challenged in the fourth set (now training data) before their truths were written
+    ("kl-ce-mle", 3, "嗯，KL 散度等于交叉熵减去真实分布的熵，"),
+    ("moe-routing-replay", 0, "Routing replay freezes the routing."),
+    ("instructgpt-rl-objective", 6, "and the PPO value function is initialised from it."),
+    ("areal-vs-slime", 3, "slime, from Zhipu/THUDM and used for GLM-4.5,"),
+    # a new wording of 2026-12-06 ("GSPO 是 DeepSeek 提出来的") confirmed it in two training answers
+    ("gspo", 4, "GSPO 是 Qwen 提出来的。"),
 ])
 def test_a_pitfalls_truths_keep_the_correct_sentence_from_being_accused(grader, bank, qid, index, correct):
     """A correct sentence shares its words with the pitfall that names another fact ("CISPO 是 DeepSeek 在 R1 里
