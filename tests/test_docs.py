@@ -66,9 +66,11 @@ def test_a_built_wheel_carries_the_data_the_code_reads(tmp_path):
                          capture_output=True, text=True, timeout=600)
     assert res.returncode == 0, res.stderr[-2000:]
     names = set(zipfile.ZipFile(next(tmp_path.glob("*.whl"))).namelist())
+    from evals.cases import BLIND_SECOND, BLIND_TEST, BLIND_TRAIN, BLIND_WRONG
+
+    blind = [f"evals/blind/{p.name}" for p in (*BLIND_TRAIN, BLIND_WRONG, BLIND_TEST, BLIND_SECOND)]
     for needed in ("interviewer/grader_weights.json", "knowledge/data/vectors.npz", "knowledge/data/questions/ppo-clip-min.json",
-                   "evals/cases/ladders_g1.jsonl", "evals/blind/heldout.jsonl", "evals/blind/heldout_second_grader.jsonl",
-                   "evals/blind/set2.jsonl", "evals/blind/set3.jsonl", "evals/blind/set4.jsonl", "evals/blind/wrong.jsonl"):
+                   "evals/cases/ladders_g1.jsonl", *blind):
         assert needed in names, needed
 
 

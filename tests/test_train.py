@@ -36,20 +36,16 @@ def test_training_says_what_is_wrong_with_its_input(store, home, tmp_path, monke
 def test_the_held_out_set_is_never_training_data():
     """The reported figures are honest only while no held-out answer reaches the fit: not as a file of the training
     list, not as an answer copied into a training file. Its second gold grades answers of the held-out set itself."""
-    from evals.cases import BLIND_SECOND, BLIND_TEST, BLIND_TRAIN, BLIND_WRONG
+    from evals.cases import BLIND_SECOND, BLIND_TEST, BLIND_TRAIN, BLIND_WRONG, load_cases
 
-    def rows(path):
-        return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
-
-    training = [*BLIND_TRAIN, BLIND_WRONG, *sorted(CASES_DIR.glob("*.jsonl"))]
+    training = [*BLIND_TRAIN, BLIND_WRONG, CASES_DIR]
     assert BLIND_TEST.resolve() not in {p.resolve() for p in training}
-    held = rows(BLIND_TEST)
-    held_ids, held_answers = {r["id"] for r in held}, {r["answer"].strip() for r in held}
-    assert len(held_ids) == len(held) >= 500
-    for path in training:
-        for r in rows(path):
-            assert r.get("id") not in held_ids, (path.name, r.get("id"))
-            assert r["answer"].strip() not in held_answers, (path.name, r["answer"][:40])
-    by_id = {r["id"]: r for r in held}
-    second = rows(BLIND_SECOND)
-    assert second and all(by_id[r["id"]]["answer"] == r["answer"] for r in second)
+    held = load_cases([BLIND_TEST])
+    held_ids, held_answers = {c.id for c in held}, {c.answer.strip() for c in held}
+    assert None not in held_ids and len(held_ids) == len(held) >= 500
+    for c in load_cases(training):
+        assert c.id not in held_ids, c.id
+        assert c.answer.strip() not in held_answers, c.answer[:40]
+    by_id = {c.id: c for c in held}
+    second = load_cases([BLIND_SECOND])
+    assert second and all(by_id[c.id].answer == c.answer for c in second)
