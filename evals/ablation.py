@@ -10,6 +10,7 @@ import argparse
 import json
 import logging
 import sys
+from dataclasses import replace
 
 from evals.cases import BLIND_TEST, load_cases
 from evals.train import MODEL, Example, apply, featurize, fit, report, training_examples
@@ -28,13 +29,13 @@ def _without(examples: list[Example], drop: list[str]) -> list[Example]:
         xs = [None if x is None else x.copy() for x in (e.x, e.x_listed)]
         for x in (x for x in xs if x is not None):
             x[:, idx] = 0.0
-        out.append(Example(e.qid, e.gold, e.tier, e.weights, e.labels, xs[0], xs[1], e.misconceptions, e.degenerate, e.extra))
+        out.append(replace(e, x=xs[0], x_listed=xs[1]))
     return out
 
 def _thresholds_on_everything(examples, preds, models):
     from evals.train import choose_thresholds
 
-    return choose_thresholds([Example(**{**e.__dict__, "extra": {**e.extra, "in_thresholds": True}}) for e in examples],
+    return choose_thresholds([replace(e, extra={**e.extra, "in_thresholds": True}) for e in examples],
                              preds, models)
 
 VARIANTS = {  # name: (features made constant, model kind, train on the wrong-answer supplement, threshold rule)

@@ -53,6 +53,7 @@ class Example:
     x_listed: np.ndarray | None  # the same from the sentences that only list terms (None: no such sentence)
     misconceptions: int  # confirmed pitfalls
     degenerate: bool
+    wrong_about: list[int] = field(default_factory=list)  # key points a confirmed pitfall is about (credited nothing)
     extra: dict = field(default_factory=dict)  # id; in_thresholds: False for the wrong-answer supplement
 
 
@@ -66,9 +67,11 @@ def featurize(grader: EmbeddingGrader, cases, in_thresholds: bool = True) -> lis
         said, listed = grader.features(q, reading)
         labels = np.array([LABEL["covered"] if kp.id in (c.covered or []) else
                            LABEL["partial"] if kp.id in c.partial else 0.0 for kp in kps])
-        miscs = sum(m.confirmed for m in grader.misconceptions(q, reading.said.units, reading.said.pitfalls))
-        out.append(Example(c.question_id, c.gold, c.tier, [kp.weight for kp in kps], labels, said, listed, miscs,
-                           degenerate(q, c.answer) is not None,
+        miscs = grader.misconceptions(q, reading.said.units, reading.said.pitfalls)
+        wrong_about = grader.contradicted(q, reading.said, miscs)
+        out.append(Example(c.question_id, c.gold, c.tier, [kp.weight for kp in kps], labels, said, listed,
+                           sum(m.confirmed for m in miscs), degenerate(q, c.answer) is not None,
+                           [i for i, kp in enumerate(kps) if kp.id in wrong_about],
                            {"id": c.id or "", "in_thresholds": in_thresholds, "length": len(c.answer)}))
         if n % 50 == 0:
             print(f"  features: {n}/{len(cases)}", file=sys.stderr)
@@ -112,7 +115,8 @@ def raw_score(ex: Example, model: PointModel, cover_p: float, unclear_p: float, 
     listed = _predict(model, ex.x_listed, len(p))
     verdicts = []
     for i, (w, a, b) in enumerate(zip(ex.weights, p, listed)):
-        status, credit, _ = judge_point(float(a), float(b), cover_p, unclear_p)
+        status, credit, _ = ("missed", 0.0, False) if i in ex.wrong_about else judge_point(float(a), float(b), cover_p,
+                                                                                            unclear_p)
         verdicts.append(Verdict(key=f"kp{i}", weight=w, status=status, credit=credit))
     return compute_score(verdicts, ex.misconceptions)
 

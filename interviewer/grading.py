@@ -284,11 +284,15 @@ class EmbeddingGrader:
         text, notes = _clip(answer)
         reading = self.evidence(question, text)
         said, listed = self.point_probabilities(question, reading)
+        misconceptions = self.misconceptions(question, reading.said.units, reading.said.pitfalls)
+        wrong_about = self.contradicted(question, reading.said, misconceptions)
         w = self.weights
         verdicts = []
         for kp, p, q in zip(question.rubric.key_points, said, listed):
             cover = w["unclear_p"] if kp.id == focus else w["cover_p"]
             status, credit, from_list = judge_point(float(p), float(q), cover, w["unclear_p"])
+            if kp.id in wrong_about:
+                status, credit = "missed", 0.0
             owner = None
             if status == "missed":
                 evidence = ""
@@ -300,7 +304,6 @@ class EmbeddingGrader:
             verdicts.append(Verdict(key=kp.id, weight=kp.weight, status=status, evidence=evidence,
                                     confidence=round(float(max(p, q) if from_list else p), 3), credit=round(credit, 3),
                                     about=owner if evidence and owner != kp.id else None))
-        misconceptions = self.misconceptions(question, reading.said.units, reading.said.pitfalls)
         if reading.removed:
             notes = notes + [f"{IGNORED_NOTE}: " + " / ".join(reading.removed)]
         grade = _finish(self.name, question, verdicts, misconceptions, text, lang, notes, scale=self.scale)
@@ -323,6 +326,25 @@ class EmbeddingGrader:
             # checked on the unit that resembles it most (it may be two neighbouring sentences), quoted back as the
             # sentence or clause the candidate wrote that resembles it most
             out.append(Misconception(pitfall=idx, evidence=readable(units, quoted), confirmed=ok))
+        return out
+
+    def contradicted(self, question: Question, said: Evidence, misconceptions: list[Misconception]) -> set[str]:
+        """The key points whose evidence is a sentence read as a confirmed misconception about them. The point a
+        pitfall is about is the rubric's point closest to it (`RubricTexts.pitfall_point`); its evidence is the
+        wrong sentence when its best unit holds the sentence the misconception is quoted from, or is part of it.
+        That sentence asserts the wrong claim, so it is no evidence that the point was stated, and the point earns
+        nothing from it (a gold grader marks such a point not covered: "the sentence on its topic gets it wrong").
+        A point whose best unit is another sentence keeps its credit, and one said correctly in a later answer is
+        credited there."""
+        rubric = self.rubric_texts(question)
+        out = set()
+        for m in confirmed(misconceptions):
+            about = rubric.pitfall_point(m.pitfall)
+            if about is None or about not in said.best:
+                continue
+            wrong, evidence = said.units[said.pitfalls[m.pitfall][2]], said.units[said.best[about]]
+            if wrong in evidence or evidence in wrong:
+                out.add(about)
         return out
 
     def scale(self, raw: float) -> float:

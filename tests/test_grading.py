@@ -240,3 +240,36 @@ def test_an_enumeration_item_is_quoted_back_with_its_sentence():
     assert readable(units, item) == sentence
     clause = units.index("要调小 micro batch。")
     assert readable(units, clause) == "要调小 micro batch。"  # a clause cut at a comma reads on its own
+
+
+_INT8 = ("INT8 是均匀的整数网格，靠 scale 映射；FP8 有指数位，动态范围大。激活有 outlier，INT8 要 per-channel 或者 SmoothQuant。"
+         "训练一般 BF16 混合精度，FP32 master weights。")
+
+
+def test_a_point_earns_nothing_from_the_sentence_that_gets_it_wrong(grader, bank):
+    """The sentence read as a confirmed misconception is no evidence for the point that pitfall gets wrong: the
+    point is missed, with no sentence quoted for it, where the same answer with the fact right earns it."""
+    q = bank.get("int8-vs-fp8")
+    about = grader.rubric_texts(q).pitfall_point(2)  # "A100 上也能用 FP8 Tensor Core 加速矩阵乘"
+    assert about == "kp4"  # hardware support: A100 has INT8 Tensor Cores but no FP8
+    wrong = grader.grade(q, _INT8 + "A100 上也能用 FP8 Tensor Core 加速矩阵乘。", "zh")
+    right = grader.grade(q, _INT8 + "A100 只有 INT8 Tensor Core，没有 FP8，FP8 矩阵乘要到 H100 这代才有。", "zh")
+    assert any(m.confirmed and m.pitfall == 2 for m in wrong.misconceptions)
+    point = {v.key: v for v in wrong.verdicts}[about]
+    assert (point.status, point.earned(), point.evidence) == ("missed", 0.0, "")
+    assert {v.key: v for v in right.verdicts}[about].earned() > 0
+    assert wrong.score < right.score - 1.5  # the penalty, and the point's credit besides
+
+
+def test_a_point_stated_in_another_sentence_keeps_its_credit_beside_a_wrong_one(grader, bank):
+    """Only a point whose evidence is the wrong sentence loses its credit: a point the candidate stated in another
+    sentence keeps it, whatever the wrong sentence is near."""
+    q = bank.get("grpo-memory-models")
+    answer = ("经典 RLHF-PPO 要四个模型：actor、critic、reference、reward model。reward 用规则算的话就不需要 reward model。"
+              "GRPO 和 PPO 一样也要加载 critic，显存里是四个模型。")
+    g = grader.grade(q, answer, "zh")
+    wrong = [m.pitfall for m in g.misconceptions if m.confirmed]
+    assert wrong
+    near = {grader.rubric_texts(q).pitfall_point(i) for i in wrong}
+    kept = [v for v in g.verdicts if v.key in near and v.status == "covered"]
+    assert kept and all("经典 RLHF-PPO" in v.evidence for v in kept)
