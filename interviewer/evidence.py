@@ -42,7 +42,7 @@ which what when where how why who whom into out up down over under about more mo
 also only same other such each both all any some one two their there these those they them we our you your
 he she his her i me my if but because while after before during between through via per""".split())
 _NEGATION = re.compile(
-    r"不是|并不|并非|不会|不能|不需要|不用|不一定|没有|无需|而非|不等于|不改变|不影响|"
+    r"不是|并不|并非|不会|不能|不需要|不用|不一定|不完全|不全是|没有|无需|而非|不等于|不改变|不影响|"
     r"\b(not|no|never|isn'?t|aren'?t|doesn'?t|don'?t|won'?t|cannot|can'?t|without|rather than)\b",
     re.IGNORECASE,
 )

@@ -22,6 +22,9 @@ def test_terms_mix_chinese_bigrams_english_words_and_symbols():
 def test_negation_in_both_languages():
     assert negated("取 min 并不是为了让梯度更大") and negated("KL is not symmetric")
     assert not negated("取 min 是为了让梯度更大")
+    # a partial negation rejects the claim too (a training answer's "不完全是 RL 凭空弄出来的" was once challenged
+    # as "aha moment 证明模型在 RL 中从零学会了反思能力")
+    assert negated("R1-Zero 的 aha moment 不完全是 RL 凭空弄出来的") and negated("reward 不全是规则算的")
 
 
 def test_term_recall_weights_rare_terms_higher():

@@ -205,6 +205,8 @@ def test_a_correct_shorthand_is_not_confirmed_as_the_pitfall_it_mirrors(grader, 
     ("areal-vs-slime", 3, "slime, from Zhipu/THUDM and used for GLM-4.5,"),
     # a new wording of 2026-12-06 ("GSPO 是 DeepSeek 提出来的") confirmed it in two training answers
     ("gspo", 4, "GSPO 是 Qwen 提出来的。"),
+    # a new wording of 2026-12-07 ("OPD 是学生在老师最新生成的数据上做 SFT") confirmed it in a training answer
+    ("opd", 0, "SFT 是学老师生成的数据，"),
 ])
 def test_a_pitfalls_truths_keep_the_correct_sentence_from_being_accused(grader, bank, qid, index, correct):
     """A correct sentence shares its words with the pitfall that names another fact ("CISPO 是 DeepSeek 在 R1 里
