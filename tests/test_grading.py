@@ -207,6 +207,12 @@ def test_a_correct_shorthand_is_not_confirmed_as_the_pitfall_it_mirrors(grader, 
     ("gspo", 4, "GSPO 是 Qwen 提出来的。"),
     # a new wording of 2026-12-07 ("OPD 是学生在老师最新生成的数据上做 SFT") confirmed it in a training answer
     ("opd", 0, "SFT 是学老师生成的数据，"),
+    # the sixth blind set's five false challenges (2026-12-07), each given truths after it was measured
+    ("opd", 4, "相比 RL：outcome reward 一条轨迹只给一个标量，credit assignment 很难；"),
+    ("ppo-advantage-gae", 0, "λ 越大越接近蒙特卡洛，方差越大。"),
+    ("prm-vs-orm", 4, "R1 就是这么训出来的。"),
+    ("rlhf-ppo-models", 0, "The actor is updated with the clipped PPO objective,"),
+    ("sft-memorize-rl-generalize", 4, "SFT 是 off-policy 的，"),
 ])
 def test_a_pitfalls_truths_keep_the_correct_sentence_from_being_accused(grader, bank, qid, index, correct):
     """A correct sentence shares its words with the pitfall that names another fact ("CISPO 是 DeepSeek 在 R1 里
