@@ -281,3 +281,17 @@ def test_a_point_stated_in_another_sentence_keeps_its_credit_beside_a_wrong_one(
     near = {grader.rubric_texts(q).pitfall_point(i) for i in wrong}
     kept = [v for v in g.verdicts if v.key in near and v.status == "covered"]
     assert kept and all("经典 RLHF-PPO" in v.evidence for v in kept)
+
+
+def test_training_scores_a_wrong_sentence_as_the_grader_does(grader, bank):
+    """`python -m evals.train` chooses the thresholds on scores it computes itself; they must take a point's credit
+    away where the grader does, or the thresholds are chosen for another grader."""
+    from evals.cases import Case
+    from evals.train import featurize, raw_score
+
+    q = bank.get("int8-vs-fp8")
+    answer = _INT8 + "A100 上也能用 FP8 Tensor Core 加速矩阵乘。"
+    (ex,) = featurize(grader, [Case(question_id=q.id, answer=answer, gold=5.0, covered=[])])
+    assert ex.wrong_about == [[kp.id for kp in q.rubric.key_points].index("kp4")]
+    w = grader.weights
+    assert raw_score(ex, grader.model, w["cover_p"], w["unclear_p"]) == grader.grade(q, answer, "zh").score
