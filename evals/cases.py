@@ -33,7 +33,8 @@ BLIND_TEST = BLIND_DIR / "heldout.jsonl"  # the reported set: never fitted or tu
 BLIND_SECOND = BLIND_DIR / "heldout_second_grader.jsonl"  # a second, independent gold for a sample of the held-out set
 # the next reported set, written and graded before the grader that will be measured on it: nothing reads it (no
 # figure of it has been seen) until it replaces the held-out set, which then joins the training data
-BLIND_NEXT = [BLIND_DIR / "next.jsonl", BLIND_DIR / "next_second_grader.jsonl"]
+BLIND_NEXT = BLIND_DIR / "next.jsonl"
+BLIND_NEXT_SECOND = BLIND_DIR / "next_second_grader.jsonl"
 MIN_MATCH = 0.85  # below this similarity, a question text is reported as unmatched
 
 

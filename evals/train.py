@@ -115,9 +115,7 @@ def raw_score(ex: Example, model: PointModel, cover_p: float, unclear_p: float, 
     listed = _predict(model, ex.x_listed, len(p))
     verdicts = []
     for i, (w, a, b) in enumerate(zip(ex.weights, p, listed)):
-        status, credit, _ = judge_point(float(a), float(b), cover_p, unclear_p)
-        if i in ex.wrong_about:  # the sentence read as a confirmed misconception about it (`EmbeddingGrader.contradicted`)
-            status, credit = "missed", 0.0
+        status, credit, _ = judge_point(float(a), float(b), cover_p, unclear_p, i in ex.wrong_about)
         verdicts.append(Verdict(key=f"kp{i}", weight=w, status=status, credit=credit))
     return compute_score(verdicts, ex.misconceptions)
 

@@ -98,11 +98,9 @@ class RubricTexts:
     contrast_vecs: dict[str, np.ndarray] = field(default_factory=dict)
     contrast_base: dict[str, np.ndarray] = field(default_factory=dict)
 
-    def pitfall_point(self, i: int) -> str | None:
+    def pitfall_point(self, i: int) -> str:
         """The key point pitfall `i` gets wrong: the one whose texts are closest to the pitfall's (the highest
         cosine between any two). A pitfall is a near-miss of the point it contradicts."""
-        if i not in self.pitfall_vecs or not self.point_ids:
-            return None
         return max(self.point_ids, key=lambda k: float((self.pitfall_vecs[i] @ self.point_vecs[k].T).max()))
 
 

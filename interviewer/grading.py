@@ -119,14 +119,18 @@ def readable(units: list[str], u: int) -> str:
     return unit
 
 
-def judge_point(p: float, p_listed: float, cover_p: float, unclear_p: float) -> tuple[str, float, bool]:
-    """(status, credit, found only in a list of terms) of one key point.
+def judge_point(p: float, p_listed: float, cover_p: float, unclear_p: float,
+                wrong: bool = False) -> tuple[str, float, bool]:
+    """(status, credit, found only in a list of terms) of one key point; `wrong`: its evidence is a sentence read as a
+    confirmed misconception about it (`EmbeddingGrader.contradicted`), so it is missed whatever P says.
 
     Covered (P(stated) >= cover_p) earns the point in full: the grade must not shave points off what
     the candidate said. Unclear earns what the evidence supports, in proportion to where P lies between
     the two thresholds (0 at unclear_p, all of it at cover_p), so that no hair's difference in P is worth a
     jump in the grade. A point only named in a list of terms is unclear, with little credit: naming is
     not explaining, and the interviewer asks about it."""
+    if wrong:
+        return "missed", 0.0, False
     if p >= cover_p:
         return "covered", 1.0, False
     if p >= unclear_p:
@@ -290,9 +294,7 @@ class EmbeddingGrader:
         verdicts = []
         for kp, p, q in zip(question.rubric.key_points, said, listed):
             cover = w["unclear_p"] if kp.id == focus else w["cover_p"]
-            status, credit, from_list = judge_point(float(p), float(q), cover, w["unclear_p"])
-            if kp.id in wrong_about:
-                status, credit = "missed", 0.0
+            status, credit, from_list = judge_point(float(p), float(q), cover, w["unclear_p"], kp.id in wrong_about)
             owner = None
             if status == "missed":
                 evidence = ""
@@ -340,8 +342,6 @@ class EmbeddingGrader:
         out = set()
         for m in confirmed(misconceptions):
             about = rubric.pitfall_point(m.pitfall)
-            if about is None or about not in said.best:
-                continue
             wrong, evidence = said.units[said.pitfalls[m.pitfall][2]], said.units[said.best[about]]
             if wrong in evidence or evidence in wrong:
                 out.add(about)

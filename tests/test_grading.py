@@ -79,6 +79,7 @@ def test_a_covered_point_earns_its_full_weight_and_an_unclear_one_what_its_evide
     assert credits[0] == 0.0 and credits == sorted(credits) and credits[-1] == 1.0 and credits[-2] > 0.99
     assert judge_point(0.1, 0.9, 0.35, 0.2) == ("unclear", LIST_CREDIT, True)
     assert judge_point(0.1, 0.1, 0.35, 0.2) == ("missed", 0.0, False)
+    assert judge_point(0.9, 0.0, 0.35, 0.2, wrong=True) == ("missed", 0.0, False)  # its evidence is the wrong sentence
 
 
 def test_a_huge_answer_is_graded_on_its_head_and_says_so(grader, q):

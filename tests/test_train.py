@@ -8,7 +8,8 @@ import json
 
 import pytest
 
-from evals.cases import CASES_DIR
+from evals.cases import (BLIND_NEXT, BLIND_NEXT_SECOND, BLIND_SECOND, BLIND_TEST, BLIND_TRAIN, BLIND_WRONG, CASES_DIR,
+                         load_cases)
 from evals.train import main
 from interviewer.grading import EmbeddingGrader
 
@@ -35,21 +36,18 @@ def test_training_says_what_is_wrong_with_its_input(store, home, tmp_path, monke
     assert main(["--folds", "1"]) == 2
 
 
-@pytest.mark.parametrize("which", ["held-out", "next"])
-def test_the_held_out_set_is_never_training_data(which):
+@pytest.mark.parametrize("held_out, second_gold, other", [(BLIND_TEST, BLIND_SECOND, BLIND_NEXT),
+                                                           (BLIND_NEXT, BLIND_NEXT_SECOND, BLIND_TEST)])
+def test_the_held_out_set_is_never_training_data(held_out, second_gold, other):
     """The reported figures are honest only while no held-out answer reaches the fit: not as a file of the training
     list, not as an answer copied into a training file. Its second gold grades answers of the held-out set itself.
-    The same holds for the next reported set, and it shares no answer with the current one."""
-    from evals.cases import BLIND_NEXT, BLIND_SECOND, BLIND_TEST, BLIND_TRAIN, BLIND_WRONG, load_cases
-
-    first, second_gold = (BLIND_TEST, BLIND_SECOND) if which == "held-out" else BLIND_NEXT
+    The same holds for the next reported set, and the two share no answer."""
     training = [*BLIND_TRAIN, BLIND_WRONG, CASES_DIR]
-    assert first.resolve() not in {p.resolve() for p in training}
-    held = load_cases([first])
+    assert held_out.resolve() not in {p.resolve() for p in training}
+    held = load_cases([held_out])
     held_ids, held_answers = {c.id for c in held}, {c.answer.strip() for c in held}
     assert None not in held_ids and len(held_ids) == len(held) >= 500
-    other = [BLIND_NEXT[0] if which == "held-out" else BLIND_TEST]
-    for c in load_cases(training + other):
+    for c in load_cases([*training, other]):
         assert c.id not in held_ids, c.id
         assert c.answer.strip() not in held_answers, c.answer[:40]
     by_id = {c.id: c for c in held}
