@@ -214,6 +214,8 @@ def test_a_correct_shorthand_is_not_confirmed_as_the_pitfall_it_mirrors(grader, 
     ("prm-vs-orm", 4, "R1 就是这么训出来的。"),
     ("rlhf-ppo-models", 0, "The actor is updated with the clipped PPO objective,"),
     ("sft-memorize-rl-generalize", 4, "SFT 是 off-policy 的，"),
+    # a pitfall mined from the sixth set (2026-12-07) confirmed this correct sentence in a training answer
+    ("grpo-kl-why", 11, "DAPO and GSPO drop it:"),
 ])
 def test_a_pitfalls_truths_keep_the_correct_sentence_from_being_accused(grader, bank, qid, index, correct):
     """A correct sentence shares its words with the pitfall that names another fact ("CISPO 是 DeepSeek 在 R1 里
@@ -225,6 +227,16 @@ def test_a_pitfalls_truths_keep_the_correct_sentence_from_being_accused(grader, 
     assert not [m for m in said.misconceptions if m.confirmed and m.pitfall == index]
     wrong = grader.grade(q, q.rubric.pitfalls[index].zh, "zh")
     assert any(m.confirmed and m.pitfall == index for m in wrong.misconceptions)
+
+
+@pytest.mark.parametrize("answer", ["位置偏差的话，就把两个回答换个顺序各评一次，两次的分数取平均。",
+                                    "Judge each pair in both orders and average the two scores."])
+def test_swapping_the_order_and_averaging_earns_the_position_bias_point(grader, bank, answer):
+    """Two remedies for position bias: keep only the verdicts that agree under both orders (MT-Bench), or average the
+    two orders' scores (balanced position calibration, Wang et al.). The point named only the first, and the second
+    was unclear; a gold grader of the seventh set noted it."""
+    q = bank.get("llm-judge-reward")
+    assert {v.key: v.status for v in grader.grade(q, answer, "zh").verdicts}["kp5"] == "covered"
 
 
 def test_the_grader_names_the_point_a_borrowed_sentence_fits_best(grader, bank):
