@@ -216,6 +216,14 @@ def test_a_correct_shorthand_is_not_confirmed_as_the_pitfall_it_mirrors(grader, 
     ("sft-memorize-rl-generalize", 4, "SFT 是 off-policy 的，"),
     # a pitfall mined from the sixth set (2026-12-07) confirmed this correct sentence in a training answer
     ("grpo-kl-why", 11, "DAPO and GSPO drop it:"),
+    # the seventh blind set's seven false challenges (2026-12-07), each given truths after it was measured
+    ("allreduce-loss-extra", 4, "嗯，我理解的是 all-reduce 默认是求和，"),
+    ("deterministic-batch-invariance", 4, "so the same batch run twice gives identical bits."),
+    ("kl-estimator", 0, "GRPO 里写的是 KL(π_θ||π_ref)，"),
+    ("kl-estimator", 0, "GRPO 论文里写的是 D_KL(π_θ || π_ref)，"),
+    ("on-off-policy", 1, "The loss does evaluate the current policy's log-probs,"),
+    ("rlhf-ppo-models", 5, "显存大头在这里："),
+    ("slime-dataflow", 1, "The loss is the usual token-level clipped policy-gradient loss,"),
 ])
 def test_a_pitfalls_truths_keep_the_correct_sentence_from_being_accused(grader, bank, qid, index, correct):
     """A correct sentence shares its words with the pitfall that names another fact ("CISPO 是 DeepSeek 在 R1 里
