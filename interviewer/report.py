@@ -14,6 +14,18 @@ from interviewer.scoring import Verdict, own_evidence, standing_misconceptions
 from knowledge.bank import Bank
 
 WEAK = 6.0
+# what a grader cannot see, said in the report of every session it graded: the embedding grader matches the rubric's
+# key points and recognises only the wrong claims the rubric lists, so a fluent answer with a new wrong claim can score
+# well above what an expert would give (on the held-out blind set: 6.5 against a gold of 3.5 for one central error)
+LIMITS = {
+    "embedding": {
+        "zh": "评分说明：本地评分器核对的是你说到了哪些要点，只认得出题库里列出的错误说法。一个流畅但题库没列出的错误说法"
+              "可能不会被发现，分数会偏高：请对照每题的参考答案自查。",
+        "en": "How to read this grade: the local grader checks which key points you stated and recognises only the wrong "
+              "claims its rubric lists. A fluent wrong claim it does not list can go unnoticed and score higher than it "
+              "should: check your answers against each question's model answer.",
+    },
+}
 
 
 def _question_entry(rec: dict, bank: Bank, lang: str) -> dict:
@@ -86,6 +98,7 @@ def build_report(state: dict, bank: Bank) -> dict:
         "weak_topics": sorted({t for e in weak for t in [e["section"], *e["tags"]]}),
         "practice_next": practice[:6],
         "missed_key_points": [{"qid": e["qid"], **m} for e in entries for m in e["missed"]],
+        "limits": sorted({g for e in entries for g in e["graders"] if g in LIMITS}),
         "opening": report_section(state["opening"], lang) if (state.get("opening") or {}).get("answers") else None,
     }
 
@@ -146,6 +159,7 @@ def to_markdown(report: dict) -> str:
     """The report in Markdown; the candidate's own words are escaped (they show as text, never as HTML)."""
     L = LABELS[report["lang"]]
     out = [f"# {L['title']}", "", f"**{L['overall']}: {report['overall']}/10**  ·  session `{report['session_id']}`", ""]
+    out += [line for grader in report.get("limits", []) for line in (f"> {LIMITS[grader][report['lang']]}", "")]
     if report.get("opening"):
         out += _opening_markdown(report["opening"], report["lang"])
     if report.get("review"):

@@ -3,6 +3,7 @@
     python -m pytest tests/test_graph.py
 """
 
+import copy
 import sys
 
 import pytest
@@ -199,8 +200,16 @@ def test_a_challenged_claim_the_candidate_then_explains_is_not_counted_wrong(set
     session.end()
     entry = session.report["questions"][0]
     assert entry["settled"] and not entry["misconceptions"]
-    from interviewer.report import LABELS, to_markdown
+    from interviewer.report import LABELS, LIMITS, build_report, to_markdown
 
     shown = to_markdown(session.report)  # the report says what was challenged, in the candidate's words
     assert LABELS["zh"]["settled"] in shown and "取 min 是为了让梯度更大" in shown and LABELS["zh"]["wrong"] not in shown
+    # and what the grader cannot see: it recognises only the wrong claims its rubric lists
+    assert session.report["limits"] == ["embedding"] and LIMITS["embedding"]["zh"] in shown
+    state = copy.deepcopy(session.state)
+    for rec in state["results"]:
+        for a in rec["answers"]:
+            a["grade"]["grader"] = "llm"
+    judged = build_report(state, session.app.deps.bank)  # a capable judge reads every sentence: no such limit
+    assert judged["limits"] == [] and LIMITS["embedding"]["zh"] not in to_markdown(judged)
     app.close()
