@@ -16,7 +16,7 @@ from knowledge.bank import Bank
 WEAK = 6.0
 # what a grader cannot see, said in the report of every session it graded: the embedding grader matches the rubric's
 # key points and recognises only the wrong claims the rubric lists, so a fluent answer with a new wrong claim can score
-# well above what an expert would give (on the held-out blind set: 6.5 against a gold of 3.5 for one central error)
+# well above what an expert would give (the README's "Still weak" has the held-out figures)
 LIMITS = {
     "embedding": {
         "zh": "评分说明：本地评分器核对的是你说到了哪些要点，只认得出题库里列出的错误说法。一个流畅但题库没列出的错误说法"
