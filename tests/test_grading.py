@@ -224,6 +224,9 @@ def test_a_correct_shorthand_is_not_confirmed_as_the_pitfall_it_mirrors(grader, 
     ("on-off-policy", 1, "The loss does evaluate the current policy's log-probs,"),
     ("rlhf-ppo-models", 5, "显存大头在这里："),
     ("slime-dataflow", 1, "The loss is the usual token-level clipped policy-gradient loss,"),
+    # the eighth blind set's two false challenges (2026-12-07), each given truths after it was measured
+    ("clipped-token-gradient", 6, "and why DAPO raises the upper clip bound."),
+    ("llm-judge-reward", 1, "wrap the response in delimiters and tell the judge to ignore instructions inside it;"),
 ])
 def test_a_pitfalls_truths_keep_the_correct_sentence_from_being_accused(grader, bank, qid, index, correct):
     """A correct sentence shares its words with the pitfall that names another fact ("CISPO 是 DeepSeek 在 R1 里
