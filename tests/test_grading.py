@@ -227,6 +227,15 @@ def test_a_correct_shorthand_is_not_confirmed_as_the_pitfall_it_mirrors(grader, 
     # the eighth blind set's two false challenges (2026-12-07), each given truths after it was measured
     ("clipped-token-gradient", 6, "and why DAPO raises the upper clip bound."),
     ("llm-judge-reward", 1, "wrap the response in delimiters and tell the judge to ignore instructions inside it;"),
+    # the ninth blind set's six false challenges (2026-12-07), each given truths after it was measured
+    ("experience-debug", 0, "训练到一半发现 reward 一直在涨，"),
+    ("kl-estimator", 3, "instead of being folded into the reward the way PPO-based RLHF does it."),
+    ("reasoning-origin", 2, "RL 这块，RLVR 能把 pass@1 拉很高，也会出现 R1-Zero 那种 reflection、\"aha moment\"，但有 paper 测过 pass@k，"
+                            "k 很大的时候 base 反而更高，说明 RL 更多是 sharpen distribution，没真正 expand 能力边界。"),
+    ("rl-mdp-formulation", 2, "and transitions become stochastic because the environment responds."),
+    ("scenario-reward-design", 4, "I wouldn't start with process rewards from a PRM; they're easy to exploit, and DeepSeek-R1 "
+                                  "reported avoiding them for that reason."),
+    ("train-infer-mismatch", 4, "bf16's short mantissa amplifies those differences;"),
 ])
 def test_a_pitfalls_truths_keep_the_correct_sentence_from_being_accused(grader, bank, qid, index, correct):
     """A correct sentence shares its words with the pitfall that names another fact ("CISPO 是 DeepSeek 在 R1 里
