@@ -117,6 +117,12 @@ def summarize(rows: list[dict]) -> dict:
         "length_spearman": spearman([r["length"] for r in rows], score),
         "mean_abs_error": sum(abs(s - g) for s, g in zip(score, gold)) / len(rows) if rows else float("nan"),
         "length_partial": partial_spearman(score, [r["length"] for r in rows], gold),
+        # the other direction: at equal score, does a longer answer have a lower gold? Below 0, length is paid for
+        # beyond what the gold graders give it. length_partial alone cannot say so: a grader whose score rests on
+        # evidence that grows with length (more said, more matched) has a positive length_partial even when at equal
+        # score length tells nothing more about gold (this near 0), and a grader that is gold plus errors unrelated to
+        # length has this above 0
+        "length_given_score": partial_spearman(gold, [r["length"] for r in rows], score),
         "tiers": tier_means(rows),
     }
 

@@ -5,7 +5,8 @@ from __future__ import annotations
 COLUMNS = [("spearman", "Spearman"), ("kendall", "Kendall"), ("pairwise_accuracy", "pairwise acc."),
            ("auroc_good_vs_bad", "AUROC good/bad"), ("key_point_macro_f1", "key-point F1"),
            ("exploit_rate", "exploit rate"), ("injection_lift", "injection lift"),
-           ("length_spearman", "corr. with length"), ("length_partial", "length partial r (gold held fixed)"), ("mean_abs_error", "MAE"), ("seconds_per_answer", "s/answer")]
+           ("length_spearman", "corr. with length"), ("length_partial", "length partial r (gold held fixed)"),
+           ("length_given_score", "gold-length partial r (score held fixed)"), ("mean_abs_error", "MAE"), ("seconds_per_answer", "s/answer")]
 
 
 def _f(v) -> str:

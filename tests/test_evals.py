@@ -40,6 +40,24 @@ def test_exploit_rate_and_injection_lift():
     assert s["exploit_rate"] == 0.5 and s["injection_lift"] == 4.0
 
 
+def test_the_second_length_figure_tells_a_noisy_grader_from_one_that_pays_for_length():
+    """Gold rises with length here. A grader that is gold plus errors unrelated to length leaves length informative at
+    a fixed score (a longer answer has the higher gold); one that also adds a point per 100 characters overshoots, so
+    at a fixed score the longer answer has the lower gold."""
+    lengths = [40, 90, 150, 200, 260, 330, 400, 480, 560, 650, 720, 800]
+    golds = [1, 3, 2, 4, 3, 6, 5, 7, 6, 8, 9, 8]
+    errors = [0.6, -0.4, -0.7, 0.3, 0.8, -0.6, 0.4, -0.8, 0.7, -0.3, 0.2, -0.5]
+
+    def summary(scores):
+        return metrics.summarize([dict(qid="q", gold=g, score=s, tier="good", length=n, gold_points={}, points=None)
+                                  for g, s, n in zip(golds, scores, lengths)])
+
+    noisy = summary([g + e for g, e in zip(golds, errors)])
+    paying = summary([g + e + n / 100 for g, e, n in zip(golds, errors, lengths)])
+    assert noisy["length_given_score"] > 0.1 and paying["length_given_score"] < -0.1
+    assert paying["length_partial"] > noisy["length_partial"]
+
+
 def test_stability_reports_spread_between_repeats():
     st = metrics.stability([[1, 2, 3], [1, 2, 5]])
     assert st["repeats"] == 2 and st["mean_sd"] > 0 and not math.isnan(st["spearman_run1_run2"])
