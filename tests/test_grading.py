@@ -249,6 +249,18 @@ def test_a_pitfalls_truths_keep_the_correct_sentence_from_being_accused(grader, 
     assert any(m.confirmed and m.pitfall == index for m in wrong.misconceptions)
 
 
+def test_a_correct_sentence_about_k3_is_not_read_as_the_gradient_pitfall(grader, bank):
+    """"k3 的值是 KL 的无偏估计" is right; the pitfall is that its gradient is therefore unbiased too. A truth that
+    takes up most of the pitfall's words ("k3 对 KL 值是无偏的，但对它求导…") leaves the few the correct sentence happens
+    to use as the pitfall's whole claim and confirms it (on a training answer, 2026-12-07), so this pitfall has no
+    truths; the wrong claim itself still reads as the pitfall."""
+    q = bank.get("kl-estimator")
+    said = grader.grade(q, "k3 的「值」是 reverse KL 的无偏估计，", "zh")
+    assert not [m for m in said.misconceptions if m.confirmed and m.pitfall == 1]
+    wrong = grader.grade(q, q.rubric.pitfalls[1].zh, "zh")
+    assert any(m.confirmed and m.pitfall == 1 for m in wrong.misconceptions)
+
+
 @pytest.mark.parametrize("answer", ["位置偏差的话，就把两个回答换个顺序各评一次，两次的分数取平均。",
                                     "Judge each pair in both orders and average the two scores."])
 def test_swapping_the_order_and_averaging_earns_the_position_bias_point(grader, bank, answer):
