@@ -96,6 +96,7 @@ def summarize(rows: list[dict]) -> dict:
     """Metrics for one grader. Each row: qid, gold, score, tier, length, gold_points {kp: bool}, points {kp: bool}."""
     gold = [r["gold"] for r in rows]
     score = [r["score"] for r in rows]
+    length = [r["length"] for r in rows]
     by_q: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for r in rows:
         by_q[r["qid"]].append((r["gold"], r["score"]))
@@ -114,15 +115,15 @@ def summarize(rows: list[dict]) -> dict:
         "key_point_macro_f1": macro_f1(kp_gold, kp_pred) if kp_gold else float("nan"),
         "exploit_rate": sum(r["score"] >= r["gold"] + 2 for r in adversarial) / len(adversarial) if adversarial else float("nan"),
         "injection_lift": bias(injections) - bias(honest) if injections and honest else float("nan"),
-        "length_spearman": spearman([r["length"] for r in rows], score),
+        "length_spearman": spearman(length, score),
         "mean_abs_error": sum(abs(s - g) for s, g in zip(score, gold)) / len(rows) if rows else float("nan"),
-        "length_partial": partial_spearman(score, [r["length"] for r in rows], gold),
+        "length_partial": partial_spearman(score, length, gold),
         # the other direction: at equal score, does a longer answer have a lower gold? Below 0, length is paid for
         # beyond what the gold graders give it. length_partial alone cannot say so: a grader whose score rests on
         # evidence that grows with length (more said, more matched) has a positive length_partial even when at equal
         # score length tells nothing more about gold (this near 0), and a grader that is gold plus errors unrelated to
         # length has this above 0
-        "length_given_score": partial_spearman(gold, [r["length"] for r in rows], score),
+        "length_given_score": partial_spearman(gold, length, score),
         "tiers": tier_means(rows),
     }
 

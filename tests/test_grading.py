@@ -243,10 +243,8 @@ def test_a_pitfalls_truths_keep_the_correct_sentence_from_being_accused(grader, 
     training answers before; the wrong claim itself still is."""
     q = bank.get(qid)
     assert q.rubric.pitfalls[index].truths
-    said = grader.grade(q, correct, "zh")
-    assert not [m for m in said.misconceptions if m.confirmed and m.pitfall == index]
-    wrong = grader.grade(q, q.rubric.pitfalls[index].zh, "zh")
-    assert any(m.confirmed and m.pitfall == index for m in wrong.misconceptions)
+    assert not _reads_as_pitfall(grader, q, correct, index)
+    assert _reads_as_pitfall(grader, q, q.rubric.pitfalls[index].zh, index)
 
 
 def test_a_correct_sentence_about_k3_is_not_read_as_the_gradient_pitfall(grader, bank):
@@ -255,10 +253,13 @@ def test_a_correct_sentence_about_k3_is_not_read_as_the_gradient_pitfall(grader,
     to use as the pitfall's whole claim and confirms it (on a training answer, 2026-12-07), so this pitfall has no
     truths; the wrong claim itself still reads as the pitfall."""
     q = bank.get("kl-estimator")
-    said = grader.grade(q, "k3 的「值」是 reverse KL 的无偏估计，", "zh")
-    assert not [m for m in said.misconceptions if m.confirmed and m.pitfall == 1]
-    wrong = grader.grade(q, q.rubric.pitfalls[1].zh, "zh")
-    assert any(m.confirmed and m.pitfall == 1 for m in wrong.misconceptions)
+    assert not _reads_as_pitfall(grader, q, "k3 的「值」是 reverse KL 的无偏估计，", 1)
+    assert _reads_as_pitfall(grader, q, q.rubric.pitfalls[1].zh, 1)
+
+
+def _reads_as_pitfall(grader, q, text: str, index: int) -> bool:
+    """Graded alone, is `text` a confirmed misconception of pitfall `index`?"""
+    return any(m.confirmed and m.pitfall == index for m in grader.grade(q, text, "zh").misconceptions)
 
 
 @pytest.mark.parametrize("answer", ["位置偏差的话，就把两个回答换个顺序各评一次，两次的分数取平均。",
