@@ -1,0 +1,66 @@
+"""`python -m evals.claims`: the claim check on cached candidates tells a rubric author what a truth is worth.
+
+    python -m pytest tests/test_claims.py
+"""
+
+import json
+
+import pytest
+
+from evals.cases import Case
+from evals.claims import cache_key, cached_candidates, check, main
+from interviewer.grading import EmbeddingGrader
+from knowledge.bank import Bank
+
+# a correct sentence a ninth-set candidate wrote, challenged as train-infer-mismatch pitfall 4 until it got truths
+CORRECT = "bf16's short mantissa amplifies those differences;"
+
+
+def _without_truths(bank: Bank, qid: str, index: int) -> Bank:
+    q = bank.get(qid)
+    pits = list(q.rubric.pitfalls)
+    pits[index] = pits[index].model_copy(update={"truths": []})
+    q = q.model_copy(update={"rubric": q.rubric.model_copy(update={"pitfalls": pits})})
+    return Bank({**bank.questions, qid: q}, bank.chains, bank.sources, bank.fingerprint)
+
+
+def _answer(tier, sentence, misconceptions=()):
+    return {"id": "x1", "question_id": "train-infer-mismatch", "tier": tier, "misconceptions": list(misconceptions),
+            "candidates": [[4, sentence, 0.08]]}
+
+
+def test_a_truth_is_what_keeps_a_correct_sentence_from_a_false_confirmation(bank):
+    assert check(bank, [_answer("good", CORRECT)]).false == []
+    tally = check(_without_truths(bank, "train-infer-mismatch", 4), [_answer("good", CORRECT)])
+    assert [(f[1], f[2]) for f in tally.false] == [("train-infer-mismatch", 4)]
+
+
+def test_the_wrong_claim_itself_is_a_confirmation_gold_lists(bank):
+    wrong = bank.get("train-infer-mismatch").rubric.pitfalls[4].zh
+    tally = check(bank, [_answer("fluent_central_error", wrong, ["4"])])
+    assert (tally.listed, tally.wrong_hit["fluent_central_error"], tally.false) == (1, 1, [])
+    unlisted = check(bank, [_answer("fluent_central_error", wrong, ["other: a different claim"])])
+    assert (unlisted.listed, unlisted.wrong_hit["fluent_central_error"]) == (0, 0)
+
+
+def test_the_cache_survives_a_truth_edit_and_not_a_wording_edit(bank, store, tmp_path):
+    cases = [Case(id="c1", question_id="train-infer-mismatch", answer="BF16 的尾数位比 FP16 多，所以更精确。", gold=2,
+                  covered=[], misconceptions=["4"])]
+    path = tmp_path / "cache.json"
+    first = cached_candidates(path, bank, cases, lambda: EmbeddingGrader(store))
+    assert first[0]["candidates"] and json.loads(path.read_text())["answers"] == first
+    edited = _without_truths(bank, "train-infer-mismatch", 4)
+    assert cached_candidates(path, edited, cases, lambda: pytest.fail("recomputed after a truth edit")) == first
+    q = bank.get("train-infer-mismatch")
+    pits = list(q.rubric.pitfalls)
+    pits[4] = pits[4].model_copy(update={"variants": pits[4].variants + ["BF16 更精确"]})
+    reworded = Bank({**bank.questions, q.id: q.model_copy(update={"rubric": q.rubric.model_copy(update={"pitfalls": pits})})},
+                    bank.chains, bank.sources, bank.fingerprint)
+    assert cache_key(reworded, cases) != cache_key(bank, cases) == cache_key(edited, cases)
+
+
+def test_cases_on_an_unknown_question_get_a_clear_error(tmp_path, capsys):
+    f = tmp_path / "cases.jsonl"
+    f.write_text(json.dumps({"question_id": "no-such-question", "answer": "x", "gold": 1, "covered": []}) + "\n")
+    assert main(["--cases", str(f), "--cache", str(tmp_path / "c.json")]) == 2
+    assert "no-such-question" in capsys.readouterr().err
