@@ -236,6 +236,10 @@ def test_a_correct_shorthand_is_not_confirmed_as_the_pitfall_it_mirrors(grader, 
     ("scenario-reward-design", 4, "I wouldn't start with process rewards from a PRM; they're easy to exploit, and DeepSeek-R1 "
                                   "reported avoiding them for that reason."),
     ("train-infer-mismatch", 4, "bf16's short mantissa amplifies those differences;"),
+    # the tenth blind set's two false challenges (2026-12-07), each given truths after it was measured; the first was
+    # made by a truth written from the rubric alone, which left the variant little but "思路…一样" as its own claim
+    ("ppo-critic-loss", 1, "思路和 policy 的 clip 一样，防止 value 一步走太远。"),
+    ("rlhf-ppo-models", 3, "So during PPO you load four models and train two: actor and critic."),
 ])
 def test_a_pitfalls_truths_keep_the_correct_sentence_from_being_accused(grader, bank, qid, index, correct):
     """A correct sentence shares its words with the pitfall that names another fact ("CISPO 是 DeepSeek 在 R1 里
