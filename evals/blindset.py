@@ -173,7 +173,7 @@ def _label_problems(g: dict, answer: dict | None, bank: dict[str, Question]) -> 
         if not all(m.startswith("other:") or (m.isdigit() and int(m) < len(rubric.pitfalls)) for m in mis):
             return "misconceptions must be a pitfall index or 'other: ...'"
         if not (0 <= g["gold"] <= 10) or g["tier"] not in TIERS or not isinstance(g.get("note", ""), str):
-            return "gold must be 0-10 and tier one of the ten"
+            return f"gold must be 0-10, tier one of {sorted(TIERS)} and note a string"
     except (KeyError, TypeError, AttributeError) as exc:
         return f"malformed label ({exc!r})"
     return None
@@ -203,12 +203,11 @@ def merge(out: Path, dest: Path, bank: dict[str, Question]) -> tuple[int, int]:
     second = read_labels(out, ["s1", "s2"], answers, bank)
     if missing := sorted(set(answers) - set(first)):
         raise SetError(f"{len(missing)} answers have no first gold, e.g. {missing[:5]}")
-    fields = ("gold", "tier", "note", "covered", "partial", "misconceptions")
-
     def rows(labels):
         return [{**{k: answers[i][k] for k in ("id", "question_id", "answer")}, "gold": labels[i]["gold"],
                  "tier": labels[i]["tier"], "lang": answers[i]["lang"], "persona": answers[i]["persona"],
-                 **{k: labels[i].get(k, "") for k in fields[2:]}} for i in sorted(labels)]
+                 "note": labels[i].get("note", ""),
+                 **{k: labels[i][k] for k in ("covered", "partial", "misconceptions")}} for i in sorted(labels)]
 
     for name, labels in (("next.jsonl", first), ("next_second_grader.jsonl", second)):
         (dest / name).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows(labels)),
@@ -220,10 +219,14 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="python -m evals.blindset", description=__doc__.split("\n\n")[0])
     p.add_argument("step", choices=("writers", "assemble", "graders", "merge"))
     p.add_argument("dir", type=Path, help="the working folder of the new set (outside the repository)")
-    p.add_argument("--seed", type=int, default=0, help="how questions are split and answers shuffled")
+    p.add_argument("--seed", type=int, help="`writers`, `assemble`, `graders`: how questions are split and answers "
+                   "shuffled (record it in evals/blind/README.md)")
     p.add_argument("--prefix", default="", help="`assemble`: the ids' letter, one no other set uses")
     p.add_argument("--out", type=Path, help="`merge`: where next.jsonl goes (e.g. evals/blind)")
     args = p.parse_args(argv)
+    if args.step != "merge" and args.seed is None:
+        print(f"error: `{args.step}` needs --seed", file=sys.stderr)
+        return 2
     try:
         bank = load_bank().questions
         if args.step == "writers":

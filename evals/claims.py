@@ -62,7 +62,8 @@ def candidates(grader: EmbeddingGrader, bank: Bank, cases: list[Case]) -> list[d
     return out
 
 
-def cached_candidates(path: Path, bank: Bank, cases: list[Case], open_grader: Callable[[], EmbeddingGrader]) -> list[dict]:
+def cached_candidates(path: Path, bank: Bank, cases: list[Case],
+                      open_grader: Callable[[], EmbeddingGrader]) -> list[dict]:
     """The cached candidates when they were made from the same texts; otherwise computed (`open_grader` is called
     only then) and cached."""
     key = cache_key(bank, cases)

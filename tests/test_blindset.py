@@ -89,7 +89,9 @@ def test_graders_see_each_answer_once_without_its_persona_and_merge_refuses_a_ba
 
 
 def test_the_command_says_what_is_wrong_instead_of_failing(tmp_path, capsys):
-    assert main(["assemble", str(tmp_path), "--prefix", "zz"]) == 2
+    assert main(["assemble", str(tmp_path), "--seed", "1", "--prefix", "zz"]) == 2
     assert "--prefix" in capsys.readouterr().err
-    assert main(["graders", str(tmp_path)]) == 2
+    assert main(["graders", str(tmp_path), "--seed", "1"]) == 2
     assert "run `assemble` first" in capsys.readouterr().err
+    assert main(["writers", str(tmp_path)]) == 2
+    assert "--seed" in capsys.readouterr().err and not (tmp_path / "w1").exists()

@@ -54,8 +54,8 @@ def test_the_cache_survives_a_truth_edit_and_not_a_wording_edit(bank, store, tmp
     q = bank.get("train-infer-mismatch")
     pits = list(q.rubric.pitfalls)
     pits[4] = pits[4].model_copy(update={"variants": pits[4].variants + ["BF16 更精确"]})
-    reworded = Bank({**bank.questions, q.id: q.model_copy(update={"rubric": q.rubric.model_copy(update={"pitfalls": pits})})},
-                    bank.chains, bank.sources, bank.fingerprint)
+    q = q.model_copy(update={"rubric": q.rubric.model_copy(update={"pitfalls": pits})})
+    reworded = Bank({**bank.questions, q.id: q}, bank.chains, bank.sources, bank.fingerprint)
     assert cache_key(reworded, cases) != cache_key(bank, cases) == cache_key(edited, cases)
 
 
