@@ -1,9 +1,9 @@
 """`python -m evals.claims`: what the claim check confirms on the training answers, with the rubrics as they are now.
 
-Which sentences of an answer resemble a pitfall is the embedding part of the check, and slow (about 15 minutes for
-the training answers on 2 cores); it is computed once and cached. Whether such a sentence really asserts the pitfall
-is lexical (the pitfall's own words against its `truths` and the key points), so with the cache the whole training
-pool is checked in seconds. A rubric author sees what a new truth or pitfall wording costs before committing it:
+Which sentences of an answer resemble a pitfall is the embedding part of the check, and slow (it embeds every
+sentence of every training answer, as `python -m evals.train` does); it is computed once and cached. Whether such a
+sentence really asserts the pitfall is lexical (the pitfall's own words against its `truths` and the key points), so
+with the cache the whole training pool is checked in seconds. A rubric author sees what a new truth or pitfall wording costs before committing it:
 
     python -m evals.claims               # confirmations gold lists, and the ones it does not in competent answers
     python -m evals.claims --show 20     # with the candidates' sentences
