@@ -23,8 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from evals.cases import BLIND_TRAIN, BLIND_WRONG, CASES_DIR, Case, CaseError, load_cases
-from interviewer.evidence import TermIndex, contradiction_confirmed
-from interviewer.grading import PITFALL_MARGIN, EmbeddingGrader
+from interviewer.grading import EmbeddingGrader, asserts_pitfall, key_point_index
 from interviewer.settings import Settings
 from knowledge.bank import Bank, BankError, load_bank
 from knowledge.store import Store
@@ -52,9 +51,8 @@ def candidates(grader: EmbeddingGrader, bank: Bank, cases: list[Case]) -> list[d
     for n, c in enumerate(cases, 1):
         q = bank.get(c.question_id)
         said = grader.evidence(q, c.answer).said
-        floor = grader.weights.get("pitfall_margin", PITFALL_MARGIN)
         cands = [[idx, said.units[u], round(float(margin), 4)]
-                 for idx, (margin, u, _) in sorted(said.pitfalls.items()) if margin >= floor]
+                 for idx, margin, u, _ in grader.pitfall_candidates(said.pitfalls)]
         out.append({"id": c.id, "question_id": c.question_id, "tier": c.tier,
                     "misconceptions": list(c.misconceptions), "candidates": cands})
         if n % 500 == 0:
@@ -88,19 +86,12 @@ class Tally:
 
 def check(bank: Bank, answers: list[dict]) -> Tally:
     """The claim check on cached candidates, with `bank`'s truths and wordings."""
-    index = TermIndex([t for q in bank.with_rubric() for kp in q.rubric.key_points for t in (kp.zh, kp.en)])
+    index = key_point_index(bank.with_rubric())
     tally = Tally()
     for a in answers:
         q = bank.get(a["question_id"])
-        r = q.rubric
-        points = [t for kp in r.key_points for t in (kp.zh, kp.en, *kp.variants)]
         listed = set(a["misconceptions"])
-        confirmed = {}
-        for idx, unit, _ in a["candidates"]:
-            pit = r.pitfalls[idx]
-            if idx not in confirmed and contradiction_confirmed(
-                    unit, [pit.zh, pit.en, *pit.variants], points + list(pit.truths), [q.zh, q.en], index):
-                confirmed[idx] = unit
+        confirmed = {idx: unit for idx, unit, _ in a["candidates"] if asserts_pitfall(q, idx, unit, index)}
         hits = [i for i in confirmed if str(i) in listed]
         tally.listed += len(hits)
         if a["tier"] in WRONG:

@@ -193,8 +193,7 @@ class EmbeddingGrader:
 
     def _term_index(self) -> TermIndex:
         if self._index is None:
-            docs = [t for q in self.store.bank.with_rubric() for kp in q.rubric.key_points for t in (kp.zh, kp.en)]
-            self._index = TermIndex(docs)
+            self._index = key_point_index(self.store.bank.with_rubric())
         return self._index
 
     def _baseline(self, qid: str, vectors: np.ndarray) -> np.ndarray:
@@ -313,22 +312,19 @@ class EmbeddingGrader:
             grade.feedback += "\n" + IGNORED["zh" if lang == "zh" else "en"]
         return grade
 
+    def pitfall_candidates(self, pitfalls: dict) -> list[tuple[int, float, int, int]]:
+        """(pitfall, margin, unit, quoted unit) for each pitfall an answer resembles closely enough to be checked."""
+        floor = self.weights.get("pitfall_margin", PITFALL_MARGIN)
+        return [(idx, margin, u, quoted) for idx, (margin, u, quoted) in sorted(pitfalls.items()) if margin >= floor]
+
     def misconceptions(self, question: Question, units: list[str], pitfalls: dict) -> list[Misconception]:
         """The pitfalls an answer resembles closely enough; `confirmed` where the contradiction check says
         the sentence really asserts it."""
-        r = question.rubric
-        point_texts = [t for kp in r.key_points for t in (kp.zh, kp.en, *kp.variants)]
-        out = []
-        for idx, (margin, u, quoted) in sorted(pitfalls.items()):
-            if margin < self.weights.get("pitfall_margin", PITFALL_MARGIN):
-                continue
-            pit = r.pitfalls[idx]
-            ok = contradiction_confirmed(units[u], [pit.zh, pit.en, *pit.variants], point_texts + list(pit.truths),
-                                         [question.zh, question.en], self._term_index())
-            # checked on the unit that resembles it most (it may be two neighbouring sentences), quoted back as the
-            # sentence or clause the candidate wrote that resembles it most
-            out.append(Misconception(pitfall=idx, evidence=readable(units, quoted), confirmed=ok))
-        return out
+        # checked on the unit that resembles it most (it may be two neighbouring sentences), quoted back as the
+        # sentence or clause the candidate wrote that resembles it most
+        return [Misconception(pitfall=idx, evidence=readable(units, quoted),
+                              confirmed=asserts_pitfall(question, idx, units[u], self._term_index()))
+                for idx, _, u, quoted in self.pitfall_candidates(pitfalls)]
 
     def contradicted(self, question: Question, said: Evidence, misconceptions: list[Misconception]) -> set[str]:
         """The key points whose evidence is a sentence read as a confirmed misconception about them. The point a
@@ -350,6 +346,21 @@ class EmbeddingGrader:
     def scale(self, raw: float) -> float:
         """The fitted calibration of a raw score (the identity when none was shipped)."""
         return calibrate(raw, [tuple(k) for k in self.weights.get("calibration", [])])
+
+
+def key_point_index(questions: list[Question]) -> TermIndex:
+    """Term rarity over the key points of these questions (the claim check weighs a pitfall's words by it)."""
+    return TermIndex([t for q in questions for kp in q.rubric.key_points for t in (kp.zh, kp.en)])
+
+
+def asserts_pitfall(question: Question, idx: int, unit: str, index: TermIndex) -> bool:
+    """The claim check: does `unit`, which resembles pitfall `idx`, really assert it (against the key points and the
+    pitfall's truths)?"""
+    r = question.rubric
+    pit = r.pitfalls[idx]
+    point_texts = [t for kp in r.key_points for t in (kp.zh, kp.en, *kp.variants)]
+    return contradiction_confirmed(unit, [pit.zh, pit.en, *pit.variants], point_texts + list(pit.truths),
+                                   [question.zh, question.en], index)
 
 
 def make_grader(name: str, store: Store, model: ChatModel | None) -> Grader:

@@ -16,10 +16,11 @@ from knowledge.bank import Bank
 CORRECT = "bf16's short mantissa amplifies those differences;"
 
 
-def _without_truths(bank: Bank, qid: str, index: int) -> Bank:
+def _edit_pitfall(bank: Bank, qid: str, index: int, **update) -> Bank:
+    """A copy of `bank` with one pitfall's fields replaced."""
     q = bank.get(qid)
     pits = list(q.rubric.pitfalls)
-    pits[index] = pits[index].model_copy(update={"truths": []})
+    pits[index] = pits[index].model_copy(update=update)
     q = q.model_copy(update={"rubric": q.rubric.model_copy(update={"pitfalls": pits})})
     return Bank({**bank.questions, qid: q}, bank.chains, bank.sources, bank.fingerprint)
 
@@ -31,7 +32,7 @@ def _answer(tier, sentence, misconceptions=()):
 
 def test_a_truth_is_what_keeps_a_correct_sentence_from_a_false_confirmation(bank):
     assert check(bank, [_answer("good", CORRECT)]).false == []
-    tally = check(_without_truths(bank, "train-infer-mismatch", 4), [_answer("good", CORRECT)])
+    tally = check(_edit_pitfall(bank, "train-infer-mismatch", 4, truths=[]), [_answer("good", CORRECT)])
     assert [(f[1], f[2]) for f in tally.false] == [("train-infer-mismatch", 4)]
 
 
@@ -49,13 +50,10 @@ def test_the_cache_survives_a_truth_edit_and_not_a_wording_edit(bank, store, tmp
     path = tmp_path / "cache.json"
     first = cached_candidates(path, bank, cases, lambda: EmbeddingGrader(store))
     assert first[0]["candidates"] and json.loads(path.read_text())["answers"] == first
-    edited = _without_truths(bank, "train-infer-mismatch", 4)
+    edited = _edit_pitfall(bank, "train-infer-mismatch", 4, truths=[])
     assert cached_candidates(path, edited, cases, lambda: pytest.fail("recomputed after a truth edit")) == first
-    q = bank.get("train-infer-mismatch")
-    pits = list(q.rubric.pitfalls)
-    pits[4] = pits[4].model_copy(update={"variants": pits[4].variants + ["BF16 更精确"]})
-    q = q.model_copy(update={"rubric": q.rubric.model_copy(update={"pitfalls": pits})})
-    reworded = Bank({**bank.questions, q.id: q}, bank.chains, bank.sources, bank.fingerprint)
+    variants = bank.get("train-infer-mismatch").rubric.pitfalls[4].variants
+    reworded = _edit_pitfall(bank, "train-infer-mismatch", 4, variants=variants + ["BF16 更精确"])
     assert cache_key(reworded, cases) != cache_key(bank, cases) == cache_key(edited, cases)
 
 
