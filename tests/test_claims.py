@@ -9,7 +9,7 @@ import pytest
 
 from evals.cases import Case
 from evals.claims import cache_key, cached_candidates, check, main
-from interviewer.grading import EmbeddingGrader
+from interviewer.grading import EmbeddingGrader, asserts_pitfall, key_point_index
 from knowledge.bank import Bank
 
 # a correct sentence a ninth-set candidate wrote, challenged as train-infer-mismatch pitfall 4 until it got truths
@@ -42,6 +42,14 @@ def test_the_wrong_claim_itself_is_a_confirmation_gold_lists(bank):
     assert (tally.listed, tally.wrong_hit["fluent_central_error"], tally.false) == (1, 1, [])
     unlisted = check(bank, [_answer("fluent_central_error", wrong, ["other: a different claim"])])
     assert (unlisted.listed, unlisted.wrong_hit["fluent_central_error"]) == (0, 0)
+
+
+def test_a_negation_in_a_clause_the_sentence_does_not_touch_is_no_denial(bank):
+    """A training answer's sentence says a wording of cispo pitfall 6 (no negation in it); the pitfall's first wording
+    has "不能" in a clause the sentence does not touch, and a test of whole sentences read that as a denial."""
+    q, index = bank.get("cispo"), key_point_index(bank.with_rubric())
+    assert asserts_pitfall(q, 6, "另外它重新引入了 critic，用 value model 代替组内均值做 baseline，这样 advantage 的方差更低。", index)
+    assert not asserts_pitfall(q, 6, "它没有重新引入 critic，不用 value model 代替组内均值做 baseline。", index)
 
 
 def test_the_cache_survives_a_truth_edit_and_not_a_wording_edit(bank, store, tmp_path):
