@@ -240,6 +240,10 @@ def test_a_correct_shorthand_is_not_confirmed_as_the_pitfall_it_mirrors(grader, 
     # made by a truth written from the rubric alone, which left the variant little but "思路…一样" as its own claim
     ("ppo-critic-loss", 1, "思路和 policy 的 clip 一样，防止 value 一步走太远。"),
     ("rlhf-ppo-models", 3, "So during PPO you load four models and train two: actor and critic."),
+    # the eleventh blind set's two false challenges (2026-12-07), each given a truth after it was measured: the subject
+    # swapped in the same words (k1 for k3), and a term list naming partial rollout as a way to handle long answers
+    ("kl-estimator", 5, "k1 单样本会出现负值。"),
+    ("rollout-sample-efficiency", 6, "长回答 partial rollout。"),
 ])
 def test_a_pitfalls_truths_keep_the_correct_sentence_from_being_accused(grader, bank, qid, index, correct):
     """A correct sentence shares its words with the pitfall that names another fact ("CISPO 是 DeepSeek 在 R1 里
