@@ -227,12 +227,13 @@ def _clauses(text: str) -> list[str]:
 
 def negates_where_they_meet(unit: str, pitfall_texts: list[str], asked: set[str], weight) -> bool:
     """Does the unit negate the pitfall in the clause where the two meet? Of every clause of the unit and every
-    clause of each of the pitfall's wordings (`knowledge.text.clauses`), the pair sharing the most (idf-weighted) terms not taken from the
-    question decides: one negated and the other not is a denial. A whole-sentence test reads a negation anywhere
-    in either: "rollout 和训练侧的 logprob 能做到 bit-wise 一致" asserts the pitfall "…logprob 和训练端是 bit-wise
-    一致的，不用重算 old logprob" although only the pitfall has "不用", in a clause the sentence does not touch
-    (2026-12-07, on the training answers' cached candidates: confirmations gold lists 375 -> 438, on
-    one-central-error answers 62 -> 76 of 386, and still none gold does not list in 3,744 competent answers)."""
+    clause of each of the pitfall's wordings (`knowledge.text.clauses`), the pair sharing the most idf-weighted terms
+    not taken from the question decides: one negated and the other not is a denial. A whole-sentence test reads a
+    negation anywhere in either: "它重新引入了 critic，用 value model 代替组内均值做 baseline" says a wording of the pitfall
+    "CISPO 必须配一个 value model 用 GAE 算 advantage，不能用组内归一化" word for word, but only the first wording has
+    "不能", in a clause the sentence does not touch (2026-12-07, on the training answers' cached candidates:
+    confirmations gold lists 375 -> 438, on one-central-error answers 62 -> 76 of 386, and still none gold does not
+    list in 3,744 competent answers)."""
     best, pair = 0.0, None
     for mine in _clauses(unit):
         said = set(claim_terms(mine)) - asked
