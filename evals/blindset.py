@@ -65,6 +65,10 @@ def _jsonl(path: Path) -> list[dict]:
     return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
+def _write_jsonl(path: Path, rows: list[dict]) -> None:
+    path.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+
+
 def _cjk(s: str) -> int:
     return sum("\u4e00" <= ch <= "\u9fff" for ch in s)
 
@@ -99,7 +103,7 @@ def assemble(out: Path, seed: int, prefix: str) -> list[dict]:
                          "lang": "en" if english else "zh"})
     for n, r in enumerate(rows):
         r["id"] = f"{prefix}{n:03d}"
-    (out / "all.jsonl").write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
+    _write_jsonl(out / "all.jsonl", rows)
     return rows
 
 
@@ -210,8 +214,7 @@ def merge(out: Path, dest: Path, bank: dict[str, Question]) -> tuple[int, int]:
                  **{k: labels[i][k] for k in ("covered", "partial", "misconceptions")}} for i in sorted(labels)]
 
     for name, labels in (("next.jsonl", first), ("next_second_grader.jsonl", second)):
-        (dest / name).write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows(labels)),
-                                 encoding="utf-8")
+        _write_jsonl(dest / name, rows(labels))
     return len(first), len(second)
 
 

@@ -111,6 +111,11 @@ def load_cases(paths: list[Path]) -> list[Case]:
     return cases
 
 
+def load_labelled(paths: list[Path]) -> list[Case]:
+    """The cases labelled per key point (a question id and `covered`): what the grader is fitted and checked on."""
+    return [c for c in load_cases(paths) if c.question_id and c.covered is not None]
+
+
 def resolve(cases: list[Case], store: Store) -> tuple[list[Resolved], list[str]]:
     """Bank question ids for every case; the notes say how question texts were matched."""
     out, notes = [], []

@@ -22,7 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evals.cases import BLIND_TRAIN, BLIND_WRONG, CASES_DIR, Case, CaseError, load_cases
+from evals.cases import BLIND_TRAIN, BLIND_WRONG, CASES_DIR, Case, CaseError, load_labelled
 from interviewer.grading import EmbeddingGrader, asserts_pitfall, key_point_index
 from interviewer.settings import Settings
 from knowledge.bank import Bank, BankError, load_bank
@@ -113,8 +113,7 @@ def main(argv: list[str] | None = None) -> int:
     settings = Settings.from_env()
     try:
         bank = load_bank()
-        cases = [c for c in load_cases(args.cases or [CASES_DIR, *BLIND_TRAIN, BLIND_WRONG])
-                 if c.question_id and c.covered is not None]
+        cases = load_labelled(args.cases or [CASES_DIR, *BLIND_TRAIN, BLIND_WRONG])
         if not cases:
             raise CaseError("no labelled cases (each needs question_id and covered)")
         unknown = sorted({c.question_id for c in cases} - set(bank.questions))

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from evals.cases import BLIND_TRAIN, BLIND_WRONG, CASES_DIR, CaseError, load_cases
+from evals.cases import BLIND_TRAIN, BLIND_WRONG, CASES_DIR, CaseError, load_labelled
 from evals.metrics import spearman
 from interviewer.evidence import ALL_FEATURES
 from interviewer.grading import LIST_CREDIT, PITFALL_MARGIN, WEIGHTS_PATH, EmbeddingGrader, degenerate, judge_point
@@ -253,12 +253,10 @@ def dump_weights(weights: dict) -> str:
 
 def training_examples(grader: EmbeddingGrader, paths: list[Path] | None = None) -> list[Example]:
     """The labelled training answers, read by `grader`; the wrong-answer supplement is marked apart."""
-    def labelled(ps):
-        return [c for c in load_cases(ps) if c.question_id and c.covered is not None]
-
     if paths:
-        return featurize(grader, labelled(paths))
-    return featurize(grader, labelled([CASES_DIR, *BLIND_TRAIN])) + featurize(grader, labelled([BLIND_WRONG]), False)
+        return featurize(grader, load_labelled(paths))
+    return (featurize(grader, load_labelled([CASES_DIR, *BLIND_TRAIN]))
+            + featurize(grader, load_labelled([BLIND_WRONG]), False))
 
 
 def main(argv: list[str] | None = None) -> int:
