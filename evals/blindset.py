@@ -203,6 +203,8 @@ def merge(out: Path, dest: Path, bank: dict[str, Question]) -> tuple[int, int]:
     """next.jsonl (every answer, the first gold) and next_second_grader.jsonl, written only if every answer has
     exactly one valid first label and every second label is valid."""
     answers = {a["id"]: a for a in _jsonl(out / "all.jsonl")}
+    if not answers:
+        raise SetError(f"{out / 'all.jsonl'} is missing or empty (run `assemble` first)")
     first = read_labels(out, [f"g{i + 1}" for i in range(len(GRADER_SHARES))], answers, bank)
     second = read_labels(out, ["s1", "s2"], answers, bank)
     if missing := sorted(set(answers) - set(first)):

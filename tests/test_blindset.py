@@ -95,3 +95,12 @@ def test_the_command_says_what_is_wrong_instead_of_failing(tmp_path, capsys):
     assert "run `assemble` first" in capsys.readouterr().err
     assert main(["writers", str(tmp_path)]) == 2
     assert "--seed" in capsys.readouterr().err and not (tmp_path / "w1").exists()
+
+
+def test_merge_writes_nothing_for_a_set_with_no_answers(tmp_path, capsys):
+    """A mistyped folder has no all.jsonl: merge must not write an empty next.jsonl over the real one."""
+    out = tmp_path / "out"
+    out.mkdir()
+    assert main(["merge", str(tmp_path / "no-such-set"), "--out", str(out)]) == 2
+    assert "run `assemble` first" in capsys.readouterr().err
+    assert not list(out.iterdir())
