@@ -66,10 +66,15 @@ def cached_candidates(path: Path, bank: Bank, cases: list[Case],
     only then) and cached."""
     key = cache_key(bank, cases)
     if path.exists():
-        saved = json.loads(path.read_text(encoding="utf-8"))
-        if saved.get("key") == key:
+        try:
+            saved = json.loads(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            saved = {}
+            logging.warning("%s is not a cache this command wrote (unreadable): recomputing", path)
+        if isinstance(saved, dict) and saved.get("key") == key:
             return saved["answers"]
-        logging.warning("%s was made from other texts: recomputing", path)
+        if saved:
+            logging.warning("%s was made from other texts: recomputing", path)
     answers = candidates(open_grader(), bank, cases)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"key": key, "answers": answers}, ensure_ascii=False), encoding="utf-8")

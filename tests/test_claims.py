@@ -65,6 +65,16 @@ def test_the_cache_survives_a_truth_edit_and_not_a_wording_edit(bank, store, tmp
     assert cache_key(reworded, cases) != cache_key(bank, cases) == cache_key(edited, cases)
 
 
+def test_a_broken_cache_is_recomputed_and_rewritten(bank, store, tmp_path):
+    cases = [Case(id="c1", question_id="train-infer-mismatch", answer="BF16 的尾数位比 FP16 多，所以更精确。", gold=2,
+                  covered=[], misconceptions=["4"])]
+    path = tmp_path / "cache.json"
+    for broken in ("garbage", "[1, 2]"):
+        path.write_text(broken)
+        fresh = cached_candidates(path, bank, cases, lambda: EmbeddingGrader(store))
+        assert fresh[0]["candidates"] and json.loads(path.read_text())["answers"] == fresh
+
+
 def test_cases_on_an_unknown_question_get_a_clear_error(tmp_path, capsys):
     f = tmp_path / "cases.jsonl"
     f.write_text(json.dumps({"question_id": "no-such-question", "answer": "x", "gold": 1, "covered": []}) + "\n")
