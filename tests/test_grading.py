@@ -244,6 +244,10 @@ def test_a_correct_shorthand_is_not_confirmed_as_the_pitfall_it_mirrors(grader, 
     # swapped in the same words (k1 for k3), and a term list naming partial rollout as a way to handle long answers
     ("kl-estimator", 5, "k1 单样本会出现负值。"),
     ("rollout-sample-efficiency", 6, "长回答 partial rollout。"),
+    # the twelfth blind set's two false challenges (2026-12-07), each given a truth after it was measured: the right
+    # author said in the pitfall's generic words ("提出来的"), and a sentence that keeps the two things apart
+    ("cispo", 3, "CISPO 是 MiniMax-M1 提出来的，"),
+    ("async-staleness", 8, "另外要把 staleness 和训推不一致（vLLM 和 FSDP 算出来的 logprob 差异）分开看，"),
 ])
 def test_a_pitfalls_truths_keep_the_correct_sentence_from_being_accused(grader, bank, qid, index, correct):
     """A correct sentence shares its words with the pitfall that names another fact ("CISPO 是 DeepSeek 在 R1 里
