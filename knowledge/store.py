@@ -30,7 +30,8 @@ from chromadb.errors import ChromaError  # noqa: E402
 
 log = logging.getLogger(__name__)
 COLLECTION = "bank"
-LAYOUT = 4  # bump when _entries changes what is indexed: stores then rebuild (re-using unchanged vectors)
+LAYOUT = 5  # bump when _entries changes what is indexed: stores then rebuild (re-using unchanged vectors); 5: stores
+# rebuilt before 2026-12-07 could hold a text's own embedding where the shipped vector now exists (see _open)
 LANGS = ("zh", "en")
 
 
@@ -219,9 +220,9 @@ class Store:
         log.warning("building the question store in %s (first run, or the bank changed)", path)
         entries = [e for q in bank.questions.values()
                    for e in _entries(q, getattr(bank.chain_of(q.id), "id", ""))]
-        for _, doc, _ in entries:
-            if doc not in known and _key(doc) in shipped:
-                known[doc] = shipped[_key(doc)]
+        for _, doc, _ in entries:  # a shipped text always gets the shipped vector, whatever an older store held:
+            if _key(doc) in shipped:  # embedding one text in another batch moves it by ~0.003, enough to flip a
+                known[doc] = shipped[_key(doc)]  # borderline verdict, so every store of one bank must hold the same
         todo = sorted({doc for _, doc, _ in entries if doc not in known})
         known.update(zip(todo, embed(todo)))
         for start in range(0, len(entries), 256):

@@ -6,6 +6,7 @@
 import json
 import shutil
 
+import numpy as np
 import pytest
 
 import knowledge.store as store_module
@@ -61,6 +62,32 @@ def test_build_is_idempotent_and_rebuilds_only_changed_texts(tmp_path, store, mo
     changed = Store.open(path, load_bank(data))
     assert embedded == [[raw["zh"]]]  # only the edited text is embedded anew
     assert changed.question("dapo").zh.endswith("（请具体说明）")
+
+
+def test_a_rebuilt_store_holds_the_shipped_vectors_not_the_ones_it_had(tmp_path, store):
+    """Embedding a text in another batch moves its vector by ~0.003, which flipped a claim check (2026-12-07): a store
+    rebuilt after a bank edit had kept its own old vectors, so it graded one answer unlike a store built afresh. After
+    a rebuild every shipped text holds the shipped vector."""
+    from knowledge.store import _key, shipped_vectors
+
+    data = tmp_path / "data"
+    shutil.copytree(DATA_DIR, data)
+    path = tmp_path / "chroma"
+    shutil.copytree(store.path, path)
+    old = Store.open(path, load_bank(data))
+    entry = "dapo/kp1/zh"
+    got = old._col.get(ids=[entry], include=["documents", "embeddings"])
+    text, vec = got["documents"][0], np.asarray(got["embeddings"][0])
+    shipped = shipped_vectors()[_key(text)]
+    stale = vec + 0.01 * np.sign(np.arange(len(vec)) % 2 - 0.5)  # what a text embedded in another batch might hold
+    old._col.update(ids=[entry], embeddings=[(stale / np.linalg.norm(stale)).tolist()])
+    f = data / "questions" / "rlhf-ppo-models.json"  # another question's edit makes the store rebuild
+    raw = json.loads(f.read_text(encoding="utf-8"))
+    raw["zh"] = raw["zh"] + "（请具体说明）"
+    f.write_text(json.dumps(raw, ensure_ascii=False), encoding="utf-8")
+    rebuilt = Store.open(path, load_bank(data))
+    now = np.asarray(rebuilt._col.get(ids=[entry], include=["embeddings"])["embeddings"][0])
+    assert np.allclose(now, shipped, atol=1e-6)
 
 
 def test_entries_carry_section_difficulty_chain_and_language(store):
