@@ -248,6 +248,15 @@ def test_a_correct_shorthand_is_not_confirmed_as_the_pitfall_it_mirrors(grader, 
     # author said in the pitfall's generic words ("提出来的"), and a sentence that keeps the two things apart
     ("cispo", 3, "CISPO 是 MiniMax-M1 提出来的，"),
     ("async-staleness", 8, "另外要把 staleness 和训推不一致（vLLM 和 FSDP 算出来的 logprob 差异）分开看，"),
+    # the thirteenth blind set's four false challenges (2026-12-07), each given a truth after it was measured: what DPO
+    # does without (a reward model, PPO) said near "needs no reference model", the right clip bound named in other
+    # words, Unsloth's niche said of Unsloth, and a judge weaker than the policy (all four in English)
+    ("dpo-loss-derivation", 2, "so you don't need to train an explicit reward model or run PPO."),
+    ("entropy-collapse", 8, "Raising the upper clip bound, say to 0.28 while keeping the lower bound at 0.2, helps."),
+    ("framework-choice", 8, "Unsloth is mainly about memory-efficient single-GPU LoRA fine-tuning,"),
+    ("llm-judge-reward", 0, "And if the judge is weaker than the policy on hard problems, it simply can't tell right from wrong."),
+    # and the one the same answer then met, measured after those truths: β's direction said the right way round
+    ("dpo-loss-derivation", 4, "a smaller β lets the policy drift further from the reference."),
 ])
 def test_a_pitfalls_truths_keep_the_correct_sentence_from_being_accused(grader, bank, qid, index, correct):
     """A correct sentence shares its words with the pitfall that names another fact ("CISPO 是 DeepSeek 在 R1 里
