@@ -217,7 +217,7 @@ class Store:
             embedding_function=E5EmbeddingFunction(),
             metadata={**wanted, "hnsw:space": "cosine"},
         )
-        log.warning("building the question store in %s (first run, or the bank changed)", path)
+        log.warning("building the question store in %s (first run, a bank edit, or a new store layout)", path)
         entries = [e for q in bank.questions.values()
                    for e in _entries(q, getattr(bank.chain_of(q.id), "id", ""))]
         for _, doc, _ in entries:  # a shipped text always gets the shipped vector, whatever an older store held:
