@@ -220,9 +220,9 @@ class Store:
         log.warning("building the question store in %s (first run, a bank edit, or a new store layout)", path)
         entries = [e for q in bank.questions.values()
                    for e in _entries(q, getattr(bank.chain_of(q.id), "id", ""))]
-        for _, doc, _ in entries:  # a shipped text always gets the shipped vector, whatever an older store held:
-            if _key(doc) in shipped:  # embedding one text in another batch moves it by ~0.003, enough to flip a
-                known[doc] = shipped[_key(doc)]  # borderline verdict, so every store of one bank must hold the same
+        # a shipped text always gets the shipped vector, whatever an older store held: embedding one text in another
+        # batch moves it by ~0.003, enough to flip a borderline verdict, so every store of one bank holds the same
+        known.update({doc: shipped[_key(doc)] for _, doc, _ in entries if _key(doc) in shipped})
         todo = sorted({doc for _, doc, _ in entries if doc not in known})
         known.update(zip(todo, embed(todo)))
         for start in range(0, len(entries), 256):

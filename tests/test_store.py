@@ -43,11 +43,25 @@ def test_nearest_key_points_returns_key_points(store):
     assert hits and all(h.kind == "key_point" and h.key.startswith("kp") for h in hits)
 
 
-def test_build_is_idempotent_and_rebuilds_only_changed_texts(tmp_path, store, monkeypatch):
-    data = tmp_path / "data"
+def _copies(tmp_path, store):
+    """A copy of the bank's data and of the built store, to edit without touching either."""
+    data, path = tmp_path / "data", tmp_path / "chroma"
     shutil.copytree(DATA_DIR, data)
-    path = tmp_path / "chroma"
     shutil.copytree(store.path, path)
+    return data, path
+
+
+def _ask_more_precisely(data, qid: str) -> str:
+    """Edit one question's text in the copied data (the store rebuilds on its next open); the new text."""
+    f = data / "questions" / f"{qid}.json"
+    raw = json.loads(f.read_text(encoding="utf-8"))
+    raw["zh"] = raw["zh"] + "（请具体说明）"
+    f.write_text(json.dumps(raw, ensure_ascii=False), encoding="utf-8")
+    return raw["zh"]
+
+
+def test_build_is_idempotent_and_rebuilds_only_changed_texts(tmp_path, store, monkeypatch):
+    data, path = _copies(tmp_path, store)
     embedded = []
     real = store_module.embed
     monkeypatch.setattr(store_module, "embed", lambda texts: embedded.append(list(texts)) or real(texts))
@@ -55,12 +69,9 @@ def test_build_is_idempotent_and_rebuilds_only_changed_texts(tmp_path, store, mo
     embedded.clear()
     Store.open(path, load_bank(data))  # unchanged data: nothing is embedded
     assert embedded == []
-    f = data / "questions" / "dapo.json"
-    raw = json.loads(f.read_text(encoding="utf-8"))
-    raw["zh"] = raw["zh"] + "（请具体说明）"
-    f.write_text(json.dumps(raw, ensure_ascii=False), encoding="utf-8")
+    edited = _ask_more_precisely(data, "dapo")
     changed = Store.open(path, load_bank(data))
-    assert embedded == [[raw["zh"]]]  # only the edited text is embedded anew
+    assert embedded == [[edited]]  # only the edited text is embedded anew
     assert changed.question("dapo").zh.endswith("（请具体说明）")
 
 
@@ -70,10 +81,7 @@ def test_a_rebuilt_store_holds_the_shipped_vectors_not_the_ones_it_had(tmp_path,
     a rebuild every shipped text holds the shipped vector."""
     from knowledge.store import _key, shipped_vectors
 
-    data = tmp_path / "data"
-    shutil.copytree(DATA_DIR, data)
-    path = tmp_path / "chroma"
-    shutil.copytree(store.path, path)
+    data, path = _copies(tmp_path, store)
     old = Store.open(path, load_bank(data))
     entry = "dapo/kp1/zh"
     got = old._col.get(ids=[entry], include=["documents", "embeddings"])
@@ -81,10 +89,7 @@ def test_a_rebuilt_store_holds_the_shipped_vectors_not_the_ones_it_had(tmp_path,
     shipped = shipped_vectors()[_key(text)]
     stale = vec + 0.01 * np.sign(np.arange(len(vec)) % 2 - 0.5)  # what a text embedded in another batch might hold
     old._col.update(ids=[entry], embeddings=[(stale / np.linalg.norm(stale)).tolist()])
-    f = data / "questions" / "rlhf-ppo-models.json"  # another question's edit makes the store rebuild
-    raw = json.loads(f.read_text(encoding="utf-8"))
-    raw["zh"] = raw["zh"] + "（请具体说明）"
-    f.write_text(json.dumps(raw, ensure_ascii=False), encoding="utf-8")
+    _ask_more_precisely(data, "rlhf-ppo-models")  # another question's edit makes the store rebuild
     rebuilt = Store.open(path, load_bank(data))
     now = np.asarray(rebuilt._col.get(ids=[entry], include=["embeddings"])["embeddings"][0])
     assert np.allclose(now, shipped, atol=1e-6)
