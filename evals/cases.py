@@ -29,11 +29,13 @@ BLIND_DIR = Path(__file__).resolve().parent / "blind"  # provenance of every fil
 # until four graders had been measured on it, 2026-12-07), the tenth (the reported set until two graders had been
 # measured on it, 2026-12-07), the eleventh (the reported set until four graders had been measured on it, one of them a
 # refit reverted on what it showed, 2026-12-07), the twelfth (the reported set until three graders had been measured
-# on it, 2026-12-07) and the terse supplement
+# on it, 2026-12-07), the thirteenth (the reported set until two graders had been measured on it, 2026-12-07) and the
+# terse supplement
 BLIND_TRAIN = [BLIND_DIR / "train.jsonl", BLIND_DIR / "dev.jsonl", BLIND_DIR / "set2.jsonl", BLIND_DIR / "set3.jsonl",
                BLIND_DIR / "set4.jsonl", BLIND_DIR / "set5.jsonl", BLIND_DIR / "set6.jsonl", BLIND_DIR / "set7.jsonl",
                BLIND_DIR / "set8.jsonl", BLIND_DIR / "set9.jsonl", BLIND_DIR / "set10.jsonl",
-               BLIND_DIR / "set11.jsonl", BLIND_DIR / "set12.jsonl", BLIND_DIR / "terse.jsonl"]
+               BLIND_DIR / "set11.jsonl", BLIND_DIR / "set12.jsonl", BLIND_DIR / "set13.jsonl",
+               BLIND_DIR / "terse.jsonl"]
 # fitted on too, but left out where the grader's thresholds are chosen: every answer in it is wrong or keyword-stuffed,
 # so it would tilt a choice that must hold for a real mix of candidates
 BLIND_WRONG = BLIND_DIR / "wrong.jsonl"

@@ -1,7 +1,7 @@
 """`python -m evals.train`: fit the embedding grader's key-point model and its two thresholds.
 
-Training data: the answer ladders (`evals/cases/`), the first thirteen blind sets (`evals/blind/train.jsonl`,
-`dev.jsonl`, `set2.jsonl` to `set12.jsonl`), the terse supplement (`terse.jsonl`) and the wrong-answer supplement
+Training data: the answer ladders (`evals/cases/`), the first fourteen blind sets (`evals/blind/train.jsonl`,
+`dev.jsonl`, `set2.jsonl` to `set13.jsonl`), the terse supplement (`terse.jsonl`) and the wrong-answer supplement
 (`wrong.jsonl`), each answer labelled per key point (covered / partial / missed) and with a 0-10 gold. The held-out blind set
 (`evals/blind/heldout.jsonl`) is never read here; `python -m evals.ablation` only reports on it.
 
