@@ -20,16 +20,8 @@ log = logging.getLogger(__name__)
 
 CASES_DIR = Path(__file__).resolve().parent / "cases"
 BLIND_DIR = Path(__file__).resolve().parent / "blind"  # provenance of every file: evals/blind/README.md
-# the grader is fitted on these: the first blind set, the second (the reported set until its grader was changed twice
-# on 2026-12-04), the third (the reported set until nine graders had been measured on it, 2026-12-06), the fourth (the
-# reported set until four graders had been measured on it, 2026-12-06), the fifth (the reported set until three graders
-# had been measured on it, 2026-12-07), the sixth (the reported set until four graders had been measured on it,
-# 2026-12-07), the seventh (the reported set until three graders and an ablation had been measured on it, 2026-12-07),
-# the eighth (the reported set until three graders had been measured on it, 2026-12-07), the ninth (the reported set
-# until four graders had been measured on it, 2026-12-07), the tenth (the reported set until two graders had been
-# measured on it, 2026-12-07), the eleventh (the reported set until four graders had been measured on it, one of them a
-# refit reverted on what it showed, 2026-12-07), the twelfth (the reported set until three graders had been measured
-# on it, 2026-12-07), the thirteenth (the reported set until two graders had been measured on it, 2026-12-07) and the
+# the grader is fitted on these: the first blind set (train, dev), every earlier reported set (setN: each the reported
+# set until its graders had been measured, then training data; evals/blind/README.md has each one's history) and the
 # terse supplement
 BLIND_TRAIN = [BLIND_DIR / "train.jsonl", BLIND_DIR / "dev.jsonl", BLIND_DIR / "set2.jsonl", BLIND_DIR / "set3.jsonl",
                BLIND_DIR / "set4.jsonl", BLIND_DIR / "set5.jsonl", BLIND_DIR / "set6.jsonl", BLIND_DIR / "set7.jsonl",

@@ -1,9 +1,9 @@
 """`python -m evals.train`: fit the embedding grader's key-point model and its two thresholds.
 
-Training data: the answer ladders (`evals/cases/`), the first fourteen blind sets (`evals/blind/train.jsonl`,
-`dev.jsonl`, `set2.jsonl` to `set13.jsonl`), the terse supplement (`terse.jsonl`) and the wrong-answer supplement
-(`wrong.jsonl`), each answer labelled per key point (covered / partial / missed) and with a 0-10 gold. The held-out blind set
-(`evals/blind/heldout.jsonl`) is never read here; `python -m evals.ablation` only reports on it.
+Training data: the answer ladders (`evals/cases/`), the blind sets that `evals.cases.BLIND_TRAIN` lists (the first
+set's `train.jsonl` and `dev.jsonl`, every earlier reported set `setN.jsonl`, the terse supplement `terse.jsonl`) and the
+wrong-answer supplement (`wrong.jsonl`), each answer labelled per key point (covered / partial / missed) and with
+a 0-10 gold. The held-out blind set (`evals/blind/heldout.jsonl`) is never read here; `python -m evals.ablation` only reports on it.
 
 Validation is by question-grouped folds: no question's answers are in both the fitting and the scoring
 part of a fold, so the cross-validated figures say how the grader does on a rubric it was not fitted on.

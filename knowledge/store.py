@@ -30,8 +30,8 @@ from chromadb.errors import ChromaError  # noqa: E402
 
 log = logging.getLogger(__name__)
 COLLECTION = "bank"
-LAYOUT = 5  # bump when _entries changes what is indexed: stores then rebuild (re-using unchanged vectors); 5: stores
-# rebuilt before 2026-12-07 could hold a text's own embedding where the shipped vector now exists (see _open)
+LAYOUT = 5  # bump when _entries changes what is indexed: stores then rebuild (shipped vectors, then the old store's
+# for unchanged texts); 5: stores rebuilt before 2026-12-07 could hold their own embedding of a shipped text (see _open)
 LANGS = ("zh", "en")
 
 
